@@ -1,0 +1,64 @@
+# The course's jobs, in workflow order: `make help` lists them.
+# Everything runs inside .venv (created by `make setup`, which every target depends on).
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed
+# nbgrader calls `alembic` from PATH; tests and kernels must never wait for the hub.
+export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
+export HF_HUB_OFFLINE ?= 1
+export MPLBACKEND ?= Agg
+
+.DEFAULT_GOAL := help
+.PHONY: help setup fixtures validate release samples autograde feedback export report demo test clean distclean
+
+help: ## list the targets in workflow order
+	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  make %-10s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+
+setup: $(STAMP) ## create .venv and install the pinned dependencies (once; again when the pins change)
+
+$(STAMP): requirements.txt requirements-nodeps.txt pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -r requirements.txt
+	$(PY) -m pip install --quiet --no-deps -r requirements-nodeps.txt
+	$(PY) -m pip install --quiet --no-deps --no-build-isolation -e .
+	@touch $@
+
+fixtures: setup ## regenerate every fixture (deterministic) and the SHA-256 manifests
+	$(PY) -m course.fixtures build
+
+validate: setup ## source notebooks pass all tests; released notebooks fail only with NotImplementedError
+	$(PY) -m course.validate
+
+release: setup ## check the source, generate release/ atomically with nbgrader, check the release
+	$(PY) -m course.validate --only source
+	$(PY) -m course.release
+	$(PY) -m course.validate --only release
+
+samples: setup ## copy the bundled sample submissions into submitted/
+	$(PY) -m course.samples
+
+autograde: setup ## nbgrader autograde every submission in submitted/
+	$(PY) -m course.grading autograde
+
+feedback: setup ## per-student feedback HTML in feedback/
+	$(PY) -m course.grading feedback
+
+export: setup ## grades.csv from the gradebook
+	$(PY) -m course.grading export
+
+report: setup ## print the per-student score table
+	$(PY) -m course.report
+
+demo: setup fixtures release samples autograde feedback export report ## the whole workflow on the bundled samples
+
+test: setup ## the whole test suite
+	$(PY) -m pytest
+
+clean: ## remove grading outputs (submitted/, autograded/, feedback/, grades.csv, gradebook.db)
+	rm -rf submitted feedback grades.csv gradebook.db
+	find autograded -mindepth 1 -maxdepth 1 ! -name README.md -exec rm -rf {} +
+
+distclean: clean ## also remove .venv
+	rm -rf $(VENV)

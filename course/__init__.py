@@ -1,0 +1,1 @@
+"""Course tooling: one module per job (see README's "Layout")."""

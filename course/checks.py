@@ -1,0 +1,92 @@
+"""Visible checks with messages that say what differs.
+
+A failing check names the quantity, then the expected and actual shape or the largest
+error, where it occurs and the tolerance, so a student at 2 a.m. knows what to look at.
+Accepts NumPy arrays, Python numbers and PyTorch tensors (compared on the CPU in float64, so
+a check that passes on a GPU passes here too).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+# Bound at import time: a student's cell that later replaces np.allclose or np.abs does not
+# change what these checks compute.
+_asarray = np.asarray
+_abs = np.abs
+_isfinite = np.isfinite
+_argmax = np.argmax
+_unravel = np.unravel_index
+
+
+def to_numpy(value: Any) -> np.ndarray:
+    if hasattr(value, "detach"):  # torch.Tensor, without importing torch
+        value = value.detach().cpu()
+        if str(value.dtype) == "torch.bfloat16":
+            value = value.float()
+        value = value.numpy()
+    return _asarray(value)
+
+
+def check_type(name: str, value: Any) -> np.ndarray:
+    if value is None:
+        raise AssertionError(f"{name}: got None — did you forget to `return` the result?")
+    array = to_numpy(value)
+    if array.dtype == object:
+        raise AssertionError(f"{name}: expected a numeric array, got {type(value).__name__}")
+    return array
+
+
+def check_shape(name: str, value: Any, expected_shape: tuple[int, ...]) -> np.ndarray:
+    array = check_type(name, value)
+    expected_shape = tuple(int(s) for s in expected_shape)
+    if array.shape != expected_shape:
+        raise AssertionError(f"{name}: expected shape {expected_shape}, got {array.shape}")
+    return array
+
+
+def check_close(name: str, value: Any, expected: Any, atol: float = 1e-6, rtol: float = 1e-5) -> None:
+    """|got - expected| <= atol + rtol * |expected| everywhere (NumPy's allclose rule)."""
+    want = to_numpy(expected).astype(np.float64)
+    got = check_shape(name, value, want.shape).astype(np.float64)
+    if not _isfinite(got).all():
+        where = tuple(int(i) for i in np.argwhere(~_isfinite(got))[0])
+        raise AssertionError(f"{name}: contains NaN or inf (first at index {where})")
+    error = _abs(got - want)
+    excess = error - (atol + rtol * _abs(want))
+    if got.size and excess.max() > 0:
+        worst = _unravel(int(_argmax(excess)), got.shape)
+        at = tuple(int(i) for i in worst)
+        raise AssertionError(
+            f"{name}: max abs error {error.max():.3g} (tolerance atol={atol:g}, rtol={rtol:g}); "
+            f"worst at index {at}: got {got[worst]:.6g}, expected {want[worst]:.6g}; "
+            f"{int((excess > 0).sum())} of {got.size} values out of tolerance"
+        )
+
+
+def check_equal(name: str, value: Any, expected: Any) -> None:
+    want = to_numpy(expected)
+    got = check_shape(name, value, want.shape)
+    wrong = got != want
+    if wrong.any():
+        at = tuple(int(i) for i in np.argwhere(wrong)[0])
+        raise AssertionError(
+            f"{name}: {int(wrong.sum())} of {got.size} entries differ; first at index {at}: "
+            f"got {got[at]!r}, expected {want[at]!r}"
+        )
+
+
+def check_rows_sum_to_one(name: str, weights: Any, atol: float = 1e-5) -> None:
+    """Every distribution along the last axis sums to 1 (e.g. attention rows)."""
+    array = check_type(name, weights).astype(np.float64)
+    if (array < -atol).any():
+        at = tuple(int(i) for i in np.argwhere(array < -atol)[0])
+        raise AssertionError(f"{name}: probabilities must be >= 0; entry {at} is {array[at]:.4g}")
+    sums = array.sum(axis=-1)
+    bad = _abs(sums - 1) > atol
+    if bad.any():
+        at = tuple(int(i) for i in np.argwhere(bad)[0])
+        raise AssertionError(
+            f"{name}: rows must sum to 1 (tolerance {atol:g}); row {at} sums to {sums[at]:.4g}"
+        )

@@ -1,0 +1,25 @@
+"""Run nbgrader's own command line, as an instructor would, from the course root.
+
+nbgrader runs the ``alembic`` executable from PATH when it creates a gradebook, so the
+virtualenv's ``bin/`` must be on PATH even when nbgrader is called by absolute path.
+"""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from course import paths
+
+
+def run(*args: str, check: bool = True, quiet: bool = False) -> subprocess.CompletedProcess:
+    bindir = Path(sys.executable).parent
+    env = dict(os.environ, PATH=f"{bindir}{os.pathsep}{os.environ.get('PATH', '')}")
+    command = [str(bindir / "nbgrader"), *args]
+    result = subprocess.run(command, cwd=paths.ROOT, env=env, text=True,
+                            capture_output=quiet)
+    if check and result.returncode != 0:
+        detail = f"\n{result.stdout}\n{result.stderr}" if quiet else ""
+        raise RuntimeError(f"`nbgrader {' '.join(args)}` failed with exit code {result.returncode}{detail}")
+    return result

@@ -1,0 +1,51 @@
+"""Generate ``release/`` (student notebooks) with nbgrader, atomically.
+
+``nbgrader generate_assignment --force`` deletes ``release/<assignment>`` before it can fail,
+so a broken source notebook would leave students with nothing. Here nbgrader writes into a
+staging folder next to ``release/``; only when every assignment generated cleanly are the
+folders swapped in (a rename each, on the same filesystem).
+"""
+from __future__ import annotations
+
+import argparse
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+from course import nbgrader_cli, paths
+
+
+def generate(assignments: list[str] | None = None, release_root: Path = paths.RELEASE,
+             db_url: str | None = None) -> list[Path]:
+    """Generate the student version of each assignment into ``release_root/<assignment>/``."""
+    assignments = assignments or paths.assignments()
+    release_root.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix=".staging-", dir=release_root) as tmp:
+        staging = Path(tmp)
+        for assignment in assignments:
+            extra = [f"--CourseDirectory.db_url={db_url}"] if db_url else []
+            nbgrader_cli.run("generate_assignment", assignment,
+                             f"--CourseDirectory.release_directory={staging}", "--log-level=WARN", *extra)
+            if not paths.release_notebook(assignment, staging).is_file():
+                raise RuntimeError(f"nbgrader produced no {assignment}.ipynb in {staging / assignment}")
+        for assignment in assignments:
+            target, old = release_root / assignment, release_root / f".old-{assignment}"
+            if target.exists():
+                target.rename(old)
+            (staging / assignment).rename(target)
+            shutil.rmtree(old, ignore_errors=True)
+    return [paths.release_notebook(a, release_root) for a in assignments]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m course.release", description=__doc__.split("\n")[0])
+    parser.add_argument("assignments", nargs="*", help="default: every assignment in source/")
+    args = parser.parse_args(argv)
+    for notebook in generate(args.assignments or None):
+        print(f"release: wrote {notebook.relative_to(paths.ROOT)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,98 @@
+"""Bundled sample submissions, used by ``make demo`` and the tests.
+
+A sample is a small text file, ``fixtures/submissions/<assignment>/<student>.py``, holding
+only what a student would type: answer cells introduced by ``# %% <grade_id>`` lines, and a
+header with the score the autograder must give it::
+
+    # expected_score: 9
+    # Hard-codes the visible sizes: passes the visible checks, fails the hidden tests.
+    # %% softmax
+    def softmax(x, axis=-1):
+        ...
+
+It is turned into a notebook by filling those cells of the *current* released notebook, so
+samples never drift from the release and a regenerated release needs no hand edits.
+"""
+from __future__ import annotations
+
+import argparse
+import re
+import shutil
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import nbformat
+
+from course import paths
+
+_CELL = re.compile(r"^# %% (\S+)\s*$", re.MULTILINE)
+_HEADER = re.compile(r"^# (expected_score|expected_status): (.+)$", re.MULTILINE)
+
+
+@dataclass
+class Sample:
+    student: str
+    assignment: str
+    expected_score: float
+    description: str
+    cells: dict[str, str] = field(default_factory=dict)
+
+
+def parse(path: Path, assignment: str) -> Sample:
+    text = path.read_text()
+    parts = _CELL.split(text)
+    header, bodies = parts[0], parts[1:]
+    meta = dict(_HEADER.findall(header))
+    if "expected_score" not in meta:
+        raise ValueError(f"{path}: the header must say `# expected_score: <points>`")
+    description = " ".join(line[2:] for line in header.splitlines()
+                           if line.startswith("# ") and not _HEADER.match(line)).strip()
+    cells = {bodies[i]: bodies[i + 1].strip("\n") + "\n" for i in range(0, len(bodies), 2)}
+    return Sample(path.stem, assignment, float(meta["expected_score"]), description,
+                  {k: v.rstrip("\n") for k, v in cells.items()})
+
+
+def load(assignment: str) -> list[Sample]:
+    return [parse(p, assignment) for p in sorted(paths.samples_dir(assignment).glob("*.py"))]
+
+
+def fill(sample: Sample, release_root: Path = paths.RELEASE) -> nbformat.NotebookNode:
+    """The released notebook with the sample's answers typed into its answer cells."""
+    nb = nbformat.read(paths.release_notebook(sample.assignment, release_root), as_version=4)
+    answer_cells = {c.metadata.get("nbgrader", {}).get("grade_id"): c for c in nb.cells
+                    if c.metadata.get("nbgrader", {}).get("solution")}
+    unknown = set(sample.cells) - set(answer_cells)
+    if unknown:
+        raise KeyError(f"sample {sample.student} fills unknown answer cells {sorted(unknown)}; "
+                       f"the notebook's answer cells are {sorted(answer_cells)}")
+    for grade_id, source in sample.cells.items():
+        answer_cells[grade_id].source = source
+    return nb
+
+
+def copy_to_submitted(assignments: list[str] | None = None, submitted: Path = paths.SUBMITTED,
+                      release_root: Path = paths.RELEASE) -> list[Sample]:
+    """Write every sample as ``submitted/<student>/<assignment>/<assignment>.ipynb``."""
+    written = []
+    for assignment in assignments or paths.assignments():
+        for sample in load(assignment):
+            folder = submitted / sample.student / assignment
+            if folder.exists():
+                shutil.rmtree(folder)
+            folder.mkdir(parents=True)
+            nbformat.write(fill(sample, release_root), folder / f"{assignment}.ipynb")
+            written.append(sample)
+    return written
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m course.samples", description=__doc__.split("\n")[0])
+    parser.add_argument("assignments", nargs="*", help="default: every assignment")
+    written = copy_to_submitted(parser.parse_args(argv).assignments or None)
+    print(f"samples: wrote {len(written)} submissions into {paths.SUBMITTED.relative_to(paths.ROOT)}/")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
