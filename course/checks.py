@@ -77,16 +77,31 @@ def check_equal(name: str, value: Any, expected: Any) -> None:
         )
 
 
-def check_rows_sum_to_one(name: str, weights: Any, atol: float = 1e-5) -> None:
-    """Every distribution along the last axis sums to 1 (e.g. attention rows)."""
+def _where(index: tuple[int, ...], axes: tuple[str, ...] | None) -> str:
+    """``(0, 5, 2)`` -> ``"batch 0, head 5, row 2"`` when axis names are given."""
+    if axes and len(axes) == len(index):
+        return ", ".join(f"{axis} {i}" for axis, i in zip(axes, index))
+    return f"index {index}"
+
+
+def check_rows_sum_to_one(name: str, weights: Any, atol: float = 1e-5,
+                          axes: tuple[str, ...] | None = None) -> None:
+    """Every distribution along the last axis is non-negative and sums to 1 (attention rows).
+
+    ``axes`` names the leading axes for the message, e.g. ``("batch", "head", "row")``.
+    """
     array = check_type(name, weights).astype(np.float64)
+    if not _isfinite(array).all():
+        at = tuple(int(i) for i in np.argwhere(~_isfinite(array))[0])
+        raise AssertionError(f"{name}: contains NaN or inf (first at {_where(at, axes and axes + ('column',))})")
     if (array < -atol).any():
         at = tuple(int(i) for i in np.argwhere(array < -atol)[0])
-        raise AssertionError(f"{name}: probabilities must be >= 0; entry {at} is {array[at]:.4g}")
+        raise AssertionError(f"{name}: probabilities must be >= 0; "
+                             f"{_where(at, axes and axes + ('column',))} is {array[at]:.4g}")
     sums = array.sum(axis=-1)
     bad = _abs(sums - 1) > atol
     if bad.any():
         at = tuple(int(i) for i in np.argwhere(bad)[0])
         raise AssertionError(
-            f"{name}: rows must sum to 1 (tolerance {atol:g}); row {at} sums to {sums[at]:.4g}"
+            f"{name}: rows must sum to 1 (tolerance {atol:g}); {_where(at, axes)} sums to {sums[at]:.4g}"
         )
