@@ -3,31 +3,31 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 from course import nbgrader_cli, paths
 
-GRADES_CSV = paths.ROOT / "grades.csv"
-
-
-def autograde(assignments: list[str] | None = None) -> None:
+def autograde(assignments: list[str] | None = None, course: paths.CourseDir = paths.COURSE) -> None:
     for assignment in assignments or paths.assignments():
-        if not any(paths.SUBMITTED.glob(f"*/{assignment}")):
+        if not any(course.submitted.glob(f"*/{assignment}")):
             print(f"autograde: no submissions for {assignment} in submitted/")
             continue
         # ERROR level: nbgrader warns, for every submission, that the hidden-test cells it restores
         # differ from the released ones, which is exactly what hidden tests do.
-        nbgrader_cli.run("autograde", assignment, "--force", "--log-level=ERROR")
+        nbgrader_cli.run("autograde", assignment, "--force", "--log-level=ERROR", course=course)
 
 
-def feedback(assignments: list[str] | None = None) -> None:
+def feedback(assignments: list[str] | None = None, course: paths.CourseDir = paths.COURSE) -> None:
     for assignment in assignments or paths.assignments():
-        if any(paths.AUTOGRADED.glob(f"*/{assignment}")):
-            nbgrader_cli.run("generate_feedback", assignment, "--force", "--log-level=WARN")
+        if any(course.autograded.glob(f"*/{assignment}")):
+            nbgrader_cli.run("generate_feedback", assignment, "--force", "--log-level=WARN", course=course)
 
 
-def export() -> None:
-    nbgrader_cli.run("export", f"--to={GRADES_CSV}", "--log-level=WARN")
-    print(f"export: wrote {GRADES_CSV.relative_to(paths.ROOT)}")
+def export(course: paths.CourseDir = paths.COURSE) -> Path:
+    csv = course.root / "grades.csv"
+    nbgrader_cli.run("export", f"--to={csv}", "--log-level=WARN", course=course)
+    print(f"export: wrote {csv}")
+    return csv
 
 
 def main(argv: list[str] | None = None) -> int:

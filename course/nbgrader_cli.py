@@ -13,10 +13,12 @@ from pathlib import Path
 from course import paths
 
 
-def run(*args: str, check: bool = True, quiet: bool = False) -> subprocess.CompletedProcess:
+def run(*args: str, course: paths.CourseDir = paths.COURSE, check: bool = True,
+        quiet: bool = False) -> subprocess.CompletedProcess:
+    """``nbgrader <args>`` on ``course`` (nbgrader_config.py is always the real course's)."""
     bindir = Path(sys.executable).parent
     env = dict(os.environ, PATH=f"{bindir}{os.pathsep}{os.environ.get('PATH', '')}")
-    command = [str(bindir / "nbgrader"), *args]
+    command = [str(bindir / "nbgrader"), *args, *course.nbgrader_args()]
     result = subprocess.run(command, cwd=paths.ROOT, env=env, text=True,
                             capture_output=quiet)
     if check and result.returncode != 0:

@@ -9,17 +9,60 @@ inherited by the grading kernel) and otherwise uses the folder next to this pack
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES_VARIABLE = "COURSE_FIXTURES"
 
-SOURCE = ROOT / "source"
-RELEASE = ROOT / "release"
-SUBMITTED = ROOT / "submitted"
-AUTOGRADED = ROOT / "autograded"
-FEEDBACK = ROOT / "feedback"
 DATA = ROOT / "data"
+
+
+@dataclass(frozen=True)
+class CourseDir:
+    """An nbgrader course folder: the real one, or a scratch copy the tests grade in.
+
+    Folder names are nbgrader's own workflow steps, so ``ls`` reads as the workflow.
+    """
+
+    root: Path
+
+    @property
+    def source(self) -> Path:
+        return self.root / "source"
+
+    @property
+    def release(self) -> Path:
+        return self.root / "release"
+
+    @property
+    def submitted(self) -> Path:
+        return self.root / "submitted"
+
+    @property
+    def autograded(self) -> Path:
+        return self.root / "autograded"
+
+    @property
+    def feedback(self) -> Path:
+        return self.root / "feedback"
+
+    @property
+    def gradebook(self) -> Path:
+        return self.root / "gradebook.db"
+
+    @property
+    def db_url(self) -> str:
+        return f"sqlite:///{self.gradebook}"
+
+    def nbgrader_args(self) -> list[str]:
+        """Command-line overrides pointing nbgrader at this folder (they beat nbgrader_config.py)."""
+        return [f"--CourseDirectory.root={self.root}", f"--CourseDirectory.db_url={self.db_url}"]
+
+
+COURSE = CourseDir(ROOT)
+SOURCE = COURSE.source
+RELEASE = COURSE.release
 
 
 def fixtures_dir() -> Path:
@@ -37,7 +80,7 @@ def samples_dir(assignment: str) -> Path:
 
 
 def assignments() -> list[str]:
-    """Assignment names, in course order, read off ``source/``."""
+    """Assignment names, in course order, read off ``source/`` (always the real one)."""
     return sorted(p.name for p in SOURCE.iterdir() if (p / f"{p.name}.ipynb").is_file())
 
 

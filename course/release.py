@@ -16,17 +16,17 @@ from pathlib import Path
 from course import nbgrader_cli, paths
 
 
-def generate(assignments: list[str] | None = None, release_root: Path = paths.RELEASE,
-             db_url: str | None = None) -> list[Path]:
-    """Generate the student version of each assignment into ``release_root/<assignment>/``."""
+def generate(assignments: list[str] | None = None,
+             course: paths.CourseDir = paths.COURSE) -> list[Path]:
+    """Generate the student version of each assignment into ``course.release/<assignment>/``."""
     assignments = assignments or paths.assignments()
+    release_root = course.release
     release_root.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix=".staging-", dir=release_root) as tmp:
         staging = Path(tmp)
         for assignment in assignments:
-            extra = [f"--CourseDirectory.db_url={db_url}"] if db_url else []
-            nbgrader_cli.run("generate_assignment", assignment,
-                             f"--CourseDirectory.release_directory={staging}", "--log-level=WARN", *extra)
+            nbgrader_cli.run("generate_assignment", assignment, "--log-level=WARN",
+                             f"--CourseDirectory.release_directory={staging}", course=course)
             if not paths.release_notebook(assignment, staging).is_file():
                 raise RuntimeError(f"nbgrader produced no {assignment}.ipynb in {staging / assignment}")
         for assignment in assignments:

@@ -13,7 +13,6 @@ from dataclasses import dataclass
 from nbgrader.api import Gradebook, MissingEntry
 
 from course import paths, samples
-from course.validate import course_config
 
 
 @dataclass
@@ -26,11 +25,11 @@ class Row:
     expected: float | None  # for bundled samples
 
 
-def rows(assignments: list[str] | None = None) -> list[Row]:
+def rows(assignments: list[str] | None = None, course: paths.CourseDir = paths.COURSE) -> list[Row]:
     expected = {(s.student, s.assignment): s.expected_score
                 for a in assignments or paths.assignments() for s in samples.load(a)}
     out = []
-    with Gradebook(course_config().CourseDirectory.db_url) as gb:
+    with Gradebook(course.db_url) as gb:
         for assignment in assignments or paths.assignments():
             try:
                 gb.find_assignment(assignment)

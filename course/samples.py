@@ -71,17 +71,17 @@ def fill(sample: Sample, release_root: Path = paths.RELEASE) -> nbformat.Noteboo
     return nb
 
 
-def copy_to_submitted(assignments: list[str] | None = None, submitted: Path = paths.SUBMITTED,
-                      release_root: Path = paths.RELEASE) -> list[Sample]:
+def copy_to_submitted(assignments: list[str] | None = None,
+                      course: paths.CourseDir = paths.COURSE) -> list[Sample]:
     """Write every sample as ``submitted/<student>/<assignment>/<assignment>.ipynb``."""
     written = []
     for assignment in assignments or paths.assignments():
         for sample in load(assignment):
-            folder = submitted / sample.student / assignment
+            folder = course.submitted / sample.student / assignment
             if folder.exists():
                 shutil.rmtree(folder)
             folder.mkdir(parents=True)
-            nbformat.write(fill(sample, release_root), folder / f"{assignment}.ipynb")
+            nbformat.write(fill(sample, course.release), folder / f"{assignment}.ipynb")
             written.append(sample)
     return written
 
@@ -90,7 +90,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m course.samples", description=__doc__.split("\n")[0])
     parser.add_argument("assignments", nargs="*", help="default: every assignment")
     written = copy_to_submitted(parser.parse_args(argv).assignments or None)
-    print(f"samples: wrote {len(written)} submissions into {paths.SUBMITTED.relative_to(paths.ROOT)}/")
+    print(f"samples: wrote {len(written)} submissions into submitted/")
     return 0
 
 

@@ -69,12 +69,12 @@ def validate_release(notebook: Path) -> list[str]:
     return problems
 
 
-def validate(assignments: list[str] | None = None, release_root: Path = paths.RELEASE,
+def validate(assignments: list[str] | None = None, course: paths.CourseDir = paths.COURSE,
              kinds: tuple[str, ...] = ("source", "release")) -> list[str]:
     problems = []
     for assignment in assignments or paths.assignments():
         for kind, notebook, check in (("source", paths.source_notebook(assignment), validate_source),
-                                      ("release", paths.release_notebook(assignment, release_root),
+                                      ("release", paths.release_notebook(assignment, course.release),
                                        validate_release)):
             if kind not in kinds:
                 continue

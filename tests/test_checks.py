@@ -1,0 +1,52 @@
+"""The visible checks must say what differs: shape, largest error, where, tolerance."""
+import numpy as np
+import pytest
+
+from course.checks import check_close, check_equal, check_rows_sum_to_one, check_shape
+
+
+def test_shape_message_gives_expected_and_actual():
+    with pytest.raises(AssertionError, match=r"y: expected shape \(3, 2\), got \(2, 3\)"):
+        check_shape("y", np.zeros((2, 3)), (3, 2))
+
+
+def test_close_reports_max_error_location_and_tolerance():
+    got = np.zeros((2, 3))
+    want = np.zeros((2, 3))
+    want[1, 2] = 0.5
+    with pytest.raises(AssertionError) as info:
+        check_close("weights", got, want, atol=1e-6)
+    message = str(info.value)
+    assert "max abs error 0.5" in message
+    assert "atol=1e-06" in message
+    assert "(1, 2)" in message and "1 of 6" in message
+
+
+def test_close_passes_within_tolerance_and_rejects_nan_and_none():
+    check_close("x", np.ones(3) + 1e-9, np.ones(3), atol=1e-8)
+    with pytest.raises(AssertionError, match="NaN"):
+        check_close("x", np.array([1.0, np.nan]), np.ones(2))
+    with pytest.raises(AssertionError, match="forget to `return`"):
+        check_close("x", None, np.ones(2))
+
+
+def test_close_accepts_torch_tensors_and_ignores_patched_numpy(monkeypatch):
+    torch = pytest.importorskip("torch")
+    check_close("t", torch.ones(2, dtype=torch.float32), np.ones(2))
+    monkeypatch.setattr(np, "abs", lambda x: np.zeros_like(x))  # a student's "fix"
+    with pytest.raises(AssertionError):
+        check_close("x", np.zeros(2), np.ones(2))
+
+
+def test_rows_sum_names_the_axes():
+    weights = np.full((1, 6, 3, 3), 1 / 3)
+    weights[0, 5, 2] = [0.5, 0.2, 0.03]
+    with pytest.raises(AssertionError, match="batch 0, head 5, row 2 sums to 0.73"):
+        check_rows_sum_to_one("attention", weights, axes=("batch", "head", "row"))
+    with pytest.raises(AssertionError, match=">= 0"):
+        check_rows_sum_to_one("attention", np.array([[1.5, -0.5]]))
+
+
+def test_equal_reports_first_difference():
+    with pytest.raises(AssertionError, match=r"1 of 4 entries differ; first at index \(1, 0\)"):
+        check_equal("mask", np.array([[1, 0], [0, 1]], bool), np.array([[1, 0], [1, 1]], bool))
