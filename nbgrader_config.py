@@ -26,3 +26,10 @@ os.environ.setdefault("COURSE_FIXTURES", str(ROOT / "fixtures"))
 # Keep the hub out of grading: a hub name fails fast instead of after a long network wait.
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("MPLBACKEND", "Agg")
+
+# Feedback shows hidden tests only as passed/failed with their points (course/redact.py).
+c.GenerateFeedback.preprocessors = [
+    "nbgrader.preprocessors.GetGrades",
+    "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor",
+    "course.redact.RedactHiddenTests",
+]

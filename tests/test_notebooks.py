@@ -6,6 +6,7 @@ the ``scratch_course`` fixture (tests/conftest.py)."""
 from __future__ import annotations
 
 import csv
+import html as htmllib
 import json
 import re
 
@@ -36,11 +37,11 @@ def test_committed_release_is_in_sync_with_source(scratch_course, assignment):
     assert sorted(p.name for p in (paths.RELEASE / assignment).iterdir()) == [f"{assignment}.ipynb"]
 
 
-def _solution_lines(notebook) -> set[str]:
+def _solution_lines(notebook, kinds: str = "SOLUTION|HIDDEN TESTS") -> set[str]:
     lines, inside = set(), False
     for cell in notebook:
         for line in cell.source.splitlines():
-            if re.search(r"### (BEGIN|END) (SOLUTION|HIDDEN TESTS)", line):
+            if re.search(rf"### (BEGIN|END) ({kinds})", line):
                 inside = "BEGIN" in line
             elif inside and len(line.strip()) > 12:
                 lines.add(line.strip())
@@ -95,10 +96,23 @@ def test_sample_gets_its_exact_expected_score(scratch_course, sample):
     assert row.auto_score == sample.expected_score, f"{sample.student}: {sample.description}"
 
 
-def test_feedback_and_export(scratch_course):
+def test_feedback_shows_hidden_tests_only_as_passed_or_failed(scratch_course):
     grading.feedback(course=scratch_course)
     html = sorted(scratch_course.feedback.rglob("*.html"))
     assert len(html) == sum(len(samples.load(a)) for a in ASSIGNMENTS)
+    for path in html:
+        assignment = path.parent.name
+        visible = paths.release_notebook(assignment).read_text()
+        hidden = {line for line in _solution_lines(
+            nbformat.read(paths.source_notebook(assignment), as_version=4).cells, kinds="HIDDEN TESTS")
+            if json.dumps(line)[1:-1] not in visible}
+        assert hidden
+        text = htmllib.unescape(re.sub(r"<[^>]+>", "", path.read_text()))
+        assert not [line for line in hidden if line in text], f"hidden test source in {path}"
+        assert "BEGIN HIDDEN TESTS" not in text and "Hidden tests " in text
+
+
+def test_export_lists_every_submission(scratch_course):
     csv_path = grading.export(course=scratch_course)
     with csv_path.open() as f:
         rows = list(csv.DictReader(f))
