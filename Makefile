@@ -10,7 +10,7 @@ export HF_HUB_OFFLINE ?= 1
 export MPLBACKEND ?= Agg
 
 .DEFAULT_GOAL := help
-.PHONY: help setup fixtures validate release samples autograde feedback export report demo test clean distclean
+.PHONY: help setup fixtures validate release publish samples autograde feedback export report demo test clean distclean
 
 help: ## list the targets in workflow order
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  make %-10s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -36,6 +36,9 @@ release: setup ## check the source, generate release/ atomically with nbgrader, 
 	$(PY) -m course.release
 	$(PY) -m course.validate --only release
 
+publish: setup ## build the student bundle in publish/ (push it to the public repository)
+	$(PY) -m course.publish
+
 samples: setup ## copy the bundled sample submissions into submitted/
 	$(PY) -m course.samples
 
@@ -57,7 +60,7 @@ test: setup ## the whole test suite
 	$(PY) -m pytest
 
 clean: ## remove grading outputs (submitted/, autograded/, feedback/, grades.csv, gradebook.db)
-	rm -rf submitted feedback grades.csv gradebook.db
+	rm -rf submitted feedback grades.csv gradebook.db publish
 	find autograded -mindepth 1 -maxdepth 1 ! -name README.md -exec rm -rf {} +
 
 distclean: clean ## also remove .venv

@@ -35,6 +35,7 @@ MANIFEST = "MANIFEST.json"
 #: assignment -> module in course.recipes whose ``build()`` returns its fixtures.
 RECIPES = {
     "01_attention": "course.recipes.attention",
+    "02_distilbert": "course.recipes.distilbert",
 }
 
 Arrays = Mapping[str, np.ndarray]
@@ -137,23 +138,26 @@ def build(out: Path, assignments: Iterable[str] | None = None) -> None:
         write_manifest(out / visibility)
 
 
-def verify(root: Path) -> list[str]:
-    """Problems found comparing fixture files with their manifests (empty list: all good)."""
+def verify_tree(folder: Path) -> list[str]:
+    """Problems found comparing one visibility folder with its manifest (empty: all good)."""
     problems = []
-    for visibility in ("public", "hidden"):
-        folder = root / visibility
-        manifest = _read_manifest(folder)
-        if not manifest:
-            problems.append(f"{folder / MANIFEST} is missing or empty")
-        on_disk = {_relative(p, folder) for p in folder.rglob("*") if p.is_file() and p.name != MANIFEST}
-        for rel in sorted(set(manifest) - on_disk):
-            problems.append(f"{visibility}/{rel} is in the manifest but missing")
-        for rel in sorted(on_disk - set(manifest)):
-            problems.append(f"{visibility}/{rel} is not in the manifest")
-        for rel in sorted(set(manifest) & on_disk):
-            if sha256(folder / rel) != manifest[rel]["sha256"]:
-                problems.append(f"{visibility}/{rel} does not match its SHA-256 in the manifest")
+    manifest = _read_manifest(folder)
+    if not manifest:
+        problems.append(f"{folder / MANIFEST} is missing or empty")
+    on_disk = {_relative(p, folder) for p in folder.rglob("*") if p.is_file() and p.name != MANIFEST}
+    for rel in sorted(set(manifest) - on_disk):
+        problems.append(f"{folder.name}/{rel} is in the manifest but missing")
+    for rel in sorted(on_disk - set(manifest)):
+        problems.append(f"{folder.name}/{rel} is not in the manifest")
+    for rel in sorted(set(manifest) & on_disk):
+        if sha256(folder / rel) != manifest[rel]["sha256"]:
+            problems.append(f"{folder.name}/{rel} does not match its SHA-256 in the manifest")
     return problems
+
+
+def verify(root: Path) -> list[str]:
+    """Problems found in both the public and the hidden fixtures under ``root``."""
+    return verify_tree(root / "public") + verify_tree(root / "hidden")
 
 
 def main(argv: list[str] | None = None) -> int:

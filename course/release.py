@@ -13,7 +13,35 @@ import sys
 import tempfile
 from pathlib import Path
 
-from course import nbgrader_cli, paths
+import nbformat
+from nbgrader.utils import compute_checksum
+
+from course import env, nbgrader_cli, paths
+
+#: Placeholders in source notebooks' header and setup cells, filled from env.PUBLIC_REPO here,
+#: so the public address lives in one place and a fork changes one line.
+PLACEHOLDERS = ("{{PUBLIC_REPO}}", "{{COLAB_URL}}")
+
+
+def colab_url(assignment: str, repo: str = env.PUBLIC_REPO) -> str:
+    """Colab's "open from GitHub" address of an assignment in the published bundle."""
+    github = repo.removeprefix("https://github.com/").removesuffix(".git")
+    return f"https://colab.research.google.com/github/{github}/blob/main/{assignment}/{assignment}.ipynb"
+
+
+def stamp(notebook: Path, assignment: str) -> None:
+    """Fill the placeholders; recompute nbgrader's checksum of each changed locked cell so the
+    released cell still counts as unmodified."""
+    nb = nbformat.read(notebook, as_version=4)
+    values = {"{{PUBLIC_REPO}}": env.PUBLIC_REPO, "{{COLAB_URL}}": colab_url(assignment)}
+    for cell in nb.cells:
+        if any(p in cell.source for p in PLACEHOLDERS):
+            for placeholder, value in values.items():
+                cell.source = cell.source.replace(placeholder, value)
+            meta = cell.metadata.get("nbgrader", {})
+            if "checksum" in meta:
+                meta["checksum"] = compute_checksum(cell)
+    nbformat.write(nb, notebook)
 
 
 def generate(assignments: list[str] | None = None,
@@ -29,6 +57,7 @@ def generate(assignments: list[str] | None = None,
                              f"--CourseDirectory.release_directory={staging}", course=course)
             if not paths.release_notebook(assignment, staging).is_file():
                 raise RuntimeError(f"nbgrader produced no {assignment}.ipynb in {staging / assignment}")
+            stamp(paths.release_notebook(assignment, staging), assignment)
         for assignment in assignments:
             target, old = release_root / assignment, release_root / f".old-{assignment}"
             if target.exists():
