@@ -53,7 +53,8 @@ class CourseDir:
 
     @property
     def db_url(self) -> str:
-        return f"sqlite:///{self.gradebook}"
+        # timeout: parallel graders wait for SQLite's write lock instead of failing at once.
+        return f"sqlite:///{self.gradebook}?timeout=60"
 
     def nbgrader_args(self) -> list[str]:
         """Command-line overrides pointing nbgrader at this folder (they beat nbgrader_config.py)."""

@@ -67,6 +67,28 @@ def generate(assignments: list[str] | None = None,
     return [paths.release_notebook(a, release_root) for a in assignments]
 
 
+def register(assignments: list[str], course: paths.CourseDir = paths.COURSE) -> None:
+    """Make sure the gradebook knows each assignment (a fresh clone has no gradebook): generate
+    into a throw-away folder, which records the source cells, and leave release/ alone."""
+    from nbgrader.api import Gradebook, MissingEntry
+
+    missing = []
+    if course.gradebook.exists():
+        with Gradebook(course.db_url) as gb:
+            for assignment in assignments:
+                try:
+                    if not gb.find_assignment(assignment).notebooks:
+                        missing.append(assignment)
+                except MissingEntry:
+                    missing.append(assignment)
+    else:
+        missing = list(assignments)
+    with tempfile.TemporaryDirectory() as tmp:
+        for assignment in missing:
+            nbgrader_cli.run("generate_assignment", assignment, "--log-level=WARN",
+                             f"--CourseDirectory.release_directory={tmp}", course=course)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m course.release", description=__doc__.split("\n")[0])
     parser.add_argument("assignments", nargs="*", help="default: every assignment in source/")
