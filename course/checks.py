@@ -7,6 +7,8 @@ a check that passes on a GPU passes here too).
 """
 from __future__ import annotations
 
+import sys
+import types
 from typing import Any
 
 import numpy as np
@@ -105,3 +107,18 @@ def check_rows_sum_to_one(name: str, weights: Any, atol: float = 1e-5,
         raise AssertionError(
             f"{name}: rows must sum to 1 (tolerance {atol:g}); {_where(at, axes)} sums to {sums[at]:.4g}"
         )
+
+
+class _ReadOnlyModule(types.ModuleType):
+    """Student code shares the kernel with the tests: ``course.checks.check_close = ...`` must
+    not turn a failing test into a pass. (Test cells also re-import the checks they use, so a
+    redefinition of the global name does not count either; integrity.py flags both attempts.)"""
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"course.checks is read-only: {name} cannot be replaced")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"course.checks is read-only: {name} cannot be deleted")
+
+
+sys.modules[__name__].__class__ = _ReadOnlyModule

@@ -204,7 +204,7 @@ def autograde(assignments: list[str] | None = None, course: paths.CourseDir = pa
 
 def summary(outcomes: list[Outcome]) -> str:
     lines = [f"{'assignment':<26} {'student':<22} {'status':<17} {'time':>6}  reason", "-" * 100]
-    lines += [f"{o.assignment:<26} {o.student:<22} {o.status:<17} {o.seconds:>5.0f}s  {o.reason}"
+    lines += [f"{o.assignment:<26} {o.student:<22} {o.status:<17} {o.seconds:>5.0f}s  {o.reason[:110]}"
               for o in outcomes]
     return "\n".join(lines)
 

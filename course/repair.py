@@ -4,7 +4,7 @@ nbgrader finds its cells by their metadata. When a student deletes a test cell, 
 or a copy-paste into a fresh notebook strips the ``nbgrader`` metadata, nbgrader silently gives
 those points "needs manual grade", which exports as 0.0 — indistinguishable from a real zero
 (nbgrader #1941). Here every nbgrader cell of the released notebook is found in the submission,
-by grade id, then cell id, then content; found cells get their metadata back, missing ones are
+by grade id, then cell id, then content, then position (free-text answers); found cells get their metadata back, missing ones are
 put back in place (test and other read-only cells are overwritten by nbgrader anyway, so putting
 them back changes no answer). Student cells are never altered.
 """
@@ -38,7 +38,8 @@ def _key_line(source: str) -> str:
     return next((line for line in lines if not line.startswith("#")), lines[0] if lines else "")
 
 
-def _find(released: NotebookNode, cells: list[NotebookNode], taken: set[int]) -> tuple[int | None, str]:
+def _find(released: NotebookNode, cells: list[NotebookNode], taken: set[int],
+          position: int) -> tuple[int | None, str]:
     gid = _grade_id(released)
     for i, cell in enumerate(cells):
         if i not in taken and _grade_id(cell) == gid and cell.cell_type == released.cell_type:
@@ -54,6 +55,12 @@ def _find(released: NotebookNode, cells: list[NotebookNode], taken: set[int]) ->
         if cell.source.strip() == text or (
                 _meta(released).get("solution") and key and key in cell.source):
             return i, "content"
+    # An answer whose text shares nothing with the stub (a free-text answer): the unclaimed
+    # cell of the same type right after the previous match, where the student typed it.
+    following = position + 1
+    if (_meta(released).get("solution") and following < len(cells) and following not in taken
+            and not _meta(cells[following]) and cells[following].cell_type == released.cell_type):
+        return following, "position"
     return None, ""
 
 
@@ -75,7 +82,7 @@ def repair(submitted: NotebookNode, released: NotebookNode) -> tuple[NotebookNod
     position = -1  # index in `cells` of the last released cell matched so far
     restored, deleted = [], []
     for ref in (c for c in released.cells if _meta(c)):
-        index, how = _find(ref, cells, taken)
+        index, how = _find(ref, cells, taken, position)
         if index is None:
             fresh = copy.deepcopy(ref)
             if nb.get("nbformat_minor", 5) < 5:  # cells carry ids only from format 4.5 on

@@ -37,6 +37,7 @@ class Sample:
     expected_score: float
     description: str
     cells: dict[str, str] = field(default_factory=dict)
+    expected_status: str = "graded"
 
 
 def parse(path: Path, assignment: str) -> Sample:
@@ -50,11 +51,12 @@ def parse(path: Path, assignment: str) -> Sample:
                            if line.startswith("# ") and not _HEADER.match(line)).strip()
     cells = {bodies[i]: bodies[i + 1].strip("\n") + "\n" for i in range(0, len(bodies), 2)}
     return Sample(path.stem, assignment, float(meta["expected_score"]), description,
-                  {k: v.rstrip("\n") for k, v in cells.items()})
+                  {k: v.rstrip("\n") for k, v in cells.items()}, meta.get("expected_status", "graded"))
 
 
-def load(assignment: str) -> list[Sample]:
-    return [parse(p, assignment) for p in sorted(paths.samples_dir(assignment).glob("*.py"))]
+def load(assignment: str, folder: Path | None = None) -> list[Sample]:
+    folder = folder or paths.samples_dir(assignment)
+    return [parse(p, assignment) for p in sorted(folder.glob("*.py"))]
 
 
 def fill(sample: Sample, release_root: Path = paths.RELEASE) -> nbformat.NotebookNode:
