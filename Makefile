@@ -10,10 +10,10 @@ export HF_HUB_OFFLINE ?= 1
 export MPLBACKEND ?= Agg
 
 .DEFAULT_GOAL := help
-.PHONY: help setup fixtures validate release publish samples autograde feedback export report demo test clean distclean
+.PHONY: help setup fixtures validate release publish collect samples autograde feedback export report demo test bench-autograde clean distclean
 
 help: ## list the targets in workflow order
-	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  make %-10s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  make %-16s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
 setup: $(STAMP) ## create .venv and install the pinned dependencies (once; again when the pins change)
 
@@ -39,28 +39,35 @@ release: setup ## check the source, generate release/ atomically with nbgrader, 
 publish: setup ## build the student bundle in publish/ (push it to the public repository)
 	$(PY) -m course.publish
 
+collect: setup ## import an LMS zip of notebooks into submitted/: make collect ZIP=download.zip
+	@test -n "$(ZIP)" || { echo "usage: make collect ZIP=path/to/lms-download.zip"; exit 2; }
+	$(PY) -m course.collect "$(ZIP)"
+
 samples: setup ## copy the bundled sample submissions into submitted/
 	$(PY) -m course.samples
 
-autograde: setup ## nbgrader autograde every submission in submitted/
-	$(PY) -m course.grading autograde
+autograde: setup ## grade every submission in parallel (JOBS=n, default: cores) with a status each
+	$(PY) -m course.grading autograde $(if $(JOBS),--jobs $(JOBS))
 
 feedback: setup ## per-student feedback HTML in feedback/
 	$(PY) -m course.grading feedback
 
-export: setup ## grades.csv from the gradebook
+export: setup ## grades.csv from the gradebook, with status and pending-manual columns
 	$(PY) -m course.grading export
 
-report: setup ## print the per-student score table
-	$(PY) -m course.report
+report: setup ## print the score table; write reports/report.html (figures, flagged submissions)
+	$(PY) -m course.report --html
 
 demo: setup fixtures release samples autograde feedback export report ## the whole workflow on the bundled samples
 
 test: setup ## the whole test suite
 	$(PY) -m pytest
 
+bench-autograde: setup ## parallel `make autograde` vs sequential nbgrader on 16 samples
+	$(PY) benchmarks/autograde_parallel.py $(ARGS)
+
 clean: ## remove grading outputs (submitted/, autograded/, feedback/, grades.csv, gradebook.db)
-	rm -rf submitted feedback grades.csv gradebook.db publish
+	rm -rf submitted feedback downloaded reports grades.csv gradebook.db publish
 	find autograded -mindepth 1 -maxdepth 1 ! -name README.md -exec rm -rf {} +
 
 distclean: clean ## also remove .venv

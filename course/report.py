@@ -1,14 +1,20 @@
-"""What the gradebook says: per-student scores, printed as a table (``make demo``'s last step).
+"""What the gradebook says: the per-student score table, and the instructor report.
 
-Automatic points and pending manual grades are shown apart, so a free-text answer that no TA
-has graded yet is never mistaken for a zero. Bundled samples are compared with the score their
-file promises.
+The table (``make demo``'s last step) shows automatic points and pending manual grades apart,
+so a free-text answer that no TA has graded yet is never mistaken for a zero; bundled samples
+are compared with the score their file promises. The report (``reports/report.html`` with PNG
+figures) shows the score distribution of each assignment, the pass rate of every graded test
+(which exercise the class struggles with), grading time per submission, and every submission
+whose status needs a human (flagged, repaired, timeout, kernel died, invalid notebook).
 """
 from __future__ import annotations
 
 import argparse
+import html
 import sys
+from collections import defaultdict
 from dataclasses import dataclass
+from pathlib import Path
 
 from nbgrader.api import Gradebook, MissingEntry
 
@@ -63,11 +69,97 @@ def table(found: list[Row]) -> str:
     return "\n".join(lines)
 
 
+def test_pass_rates(course: paths.CourseDir = paths.COURSE) -> dict[str, dict[str, tuple[int, int]]]:
+    """assignment -> graded test cell -> (submissions with full points, submissions graded)."""
+    rates: dict[str, dict[str, list[int]]] = defaultdict(lambda: defaultdict(lambda: [0, 0]))
+    with Gradebook(course.db_url) as gb:
+        for assignment in gb.assignments:
+            for submission in assignment.submissions:
+                for notebook in submission.notebooks:
+                    for grade in notebook.grades:
+                        if grade.cell.cell_type != "code" or grade.auto_score is None:
+                            continue
+                        counts = rates[assignment.name][grade.name]
+                        counts[0] += grade.score >= grade.max_score
+                        counts[1] += 1
+    return {a: {t: (c[0], c[1]) for t, c in tests.items()} for a, tests in rates.items()}
+
+
+def write_report(course: paths.CourseDir = paths.COURSE, out: Path | None = None) -> Path:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from course.grading import load_status
+
+    out = out or course.root / "reports"
+    out.mkdir(parents=True, exist_ok=True)
+    found, status, rates = rows(course=course), load_status(course), test_pass_rates(course)
+    assignments = sorted({r.assignment for r in found} | set(rates))
+    figures = []
+
+    fig, axes = plt.subplots(1, max(1, len(assignments)), figsize=(4.2 * max(1, len(assignments)), 3.2),
+                             squeeze=False)
+    for ax, assignment in zip(axes[0], assignments):
+        scores = [r.auto_score for r in found if r.assignment == assignment]
+        top = max((r.auto_max for r in found if r.assignment == assignment), default=1) or 1
+        ax.hist(scores, bins=min(10, max(1, len(set(scores)))), range=(0, top), color="#4c72b0")
+        ax.set(title=f"{assignment}: automatic score", xlabel=f"points (of {top:g})", ylabel="submissions")
+    fig.tight_layout()
+    figures.append(("Score distribution per assignment", "scores.png", fig))
+
+    labels = [(a, t) for a in assignments for t in rates.get(a, {})]
+    fig, ax = plt.subplots(figsize=(8, 0.28 * len(labels) + 1.2))
+    share = [rates[a][t][0] / rates[a][t][1] for a, t in labels]
+    ax.barh(range(len(labels)), share, color=["#c44e52" if v < 0.5 else "#55a868" for v in share])
+    ax.set_yticks(range(len(labels)), [f"{a} · {t}" for a, t in labels], fontsize=8)
+    ax.invert_yaxis()
+    ax.set(xlim=(0, 1), xlabel="share of submissions with full points", title="Pass rate of every graded test")
+    fig.tight_layout()
+    figures.append(("Pass rate of every graded test", "pass_rates.png", fig))
+
+    timed = sorted(status.values(), key=lambda o: -o["seconds"])
+    fig, ax = plt.subplots(figsize=(8, 0.25 * len(timed) + 1.2))
+    ax.barh(range(len(timed)), [o["seconds"] for o in timed], color="#8172b2")
+    ax.set_yticks(range(len(timed)), [f"{o['assignment']} · {o['student']}" for o in timed], fontsize=8)
+    ax.invert_yaxis()
+    ax.set(xlabel="seconds", title="Grading time per submission")
+    fig.tight_layout()
+    figures.append(("Grading time per submission", "grading_time.png", fig))
+
+    parts = ["<!doctype html><meta charset='utf-8'><title>Instructor report</title>",
+             "<style>body{font-family:sans-serif;max-width:60em;margin:2em auto}"
+             "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:.3em .6em;text-align:left}</style>",
+             "<h1>Instructor report</h1>"]
+    attention = [o for o in status.values() if o["status"] != "graded"]
+    parts.append(f"<h2>Submissions to look at ({len(attention)})</h2>")
+    if attention:
+        parts.append("<table><tr><th>assignment</th><th>student</th><th>status</th><th>reason</th></tr>")
+        parts += [f"<tr><td>{html.escape(o['assignment'])}</td><td>{html.escape(o['student'])}</td>"
+                  f"<td>{html.escape(o['status'])}</td><td>{html.escape(o['reason'])}</td></tr>"
+                  for o in sorted(attention, key=lambda o: (o["status"] != "flagged", o["assignment"], o["student"]))]
+        parts.append("</table>")
+    else:
+        parts.append("<p>None: every submission graded normally.</p>")
+    for title, name, fig in figures:
+        fig.savefig(out / name, dpi=110)
+        plt.close(fig)
+        parts.append(f"<h2>{html.escape(title)}</h2><img src='{name}' alt='{html.escape(title)}'>")
+    parts.append("<h2>Scores</h2><pre>" + html.escape(table(found)) + "</pre>")
+    report = out / "report.html"
+    report.write_text("\n".join(parts) + "\n")
+    return report
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m course.report", description=__doc__.split("\n")[0])
     parser.add_argument("assignments", nargs="*")
-    found = rows(parser.parse_args(argv).assignments or None)
+    parser.add_argument("--html", action="store_true", help="also write reports/report.html with figures")
+    args = parser.parse_args(argv)
+    found = rows(args.assignments or None)
     print(table(found) if found else "report: no graded submissions (run `make autograde`)")
+    if args.html and found:
+        print(f"report: wrote {write_report().relative_to(paths.ROOT)}")
     return 1 if any(r.expected is not None and r.expected != r.auto_score for r in found) else 0
 
 

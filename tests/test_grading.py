@@ -149,3 +149,30 @@ def test_repair_keeps_the_latest_copy_of_a_duplicated_cell():
 ])
 def test_integrity_scan(source, flagged):
     assert bool(integrity.scan_source(source)) == flagged
+
+
+def test_collect_imports_an_lms_zip_and_reports_unknown_names(tmp_path):
+    import zipfile
+
+    from course import collect
+
+    root = tmp_path / "course"
+    root.mkdir()
+    (root / "source").symlink_to(paths.SOURCE, target_is_directory=True)
+    course = paths.CourseDir(root)
+    release.generate([ASSIGNMENT], course=course)
+    notebook = nbformat.writes(samples.fill(_by_name("correct_loops"), course.release))
+    names = {"doejane_LATE_12345_67890_01_attention.ipynb": "doejane",
+             "smith_4_5_Copy of 01_attention.ipynb": "smith",
+             "lee_9_01_attention (1).ipynb": "lee"}
+    unknown = ["bob_homework.ipynb", "01_attention.ipynb", "readme.txt"]
+    download = tmp_path / "download.zip"
+    with zipfile.ZipFile(download, "w") as archive:
+        for name in [*names, *unknown]:
+            archive.writestr(name, notebook)
+    found, unmatched = collect.collect(download, course=course)
+    assert sorted(found[ASSIGNMENT]) == sorted(names.values())
+    assert sorted(unmatched) == sorted(unknown)
+    for student in names.values():
+        path = course.submitted / student / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
+        assert nbformat.read(path, as_version=4).cells, path

@@ -1,0 +1,83 @@
+"""Benchmark: `make autograde` (parallel, per-submission nbgrader calls) vs plain sequential
+`nbgrader autograde <assignment>` on the same submissions, in one run, with identical scores.
+
+    python benchmarks/autograde_parallel.py [--submissions 16] [--jobs N]
+
+Both runs grade the bundled samples of every assignment (repeated under new student ids until
+there are --submissions of them) in two scratch course folders, from the same release.
+"""
+from __future__ import annotations
+
+import argparse
+import itertools
+import os
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import nbformat
+
+from course import grading, nbgrader_cli, paths, release, report, samples
+
+
+def _course(root: Path, chosen: list[samples.Sample], release_from: Path | None) -> paths.CourseDir:
+    root.mkdir()
+    (root / "source").symlink_to(paths.SOURCE, target_is_directory=True)
+    course = paths.CourseDir(root)
+    if release_from:
+        shutil.copytree(release_from, course.release)
+    else:
+        release.generate(course=course)
+    for number, sample in enumerate(chosen):
+        folder = course.submitted / f"s{number:02d}_{sample.student}" / sample.assignment
+        folder.mkdir(parents=True)
+        nbformat.write(samples.fill(sample, course.release), folder / f"{sample.assignment}.ipynb")
+    return course
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--submissions", type=int, default=16)
+    parser.add_argument("--jobs", type=int, default=os.cpu_count())
+    args = parser.parse_args(argv)
+    pool = [s for a in paths.assignments() for s in samples.load(a)]
+    # Interleave assignments so every run grades a mix, as a real batch does.
+    by_assignment = [[s for s in pool if s.assignment == a] for a in paths.assignments()]
+    mixed = [s for group in itertools.zip_longest(*by_assignment) for s in group if s]
+    chosen = list(itertools.islice(itertools.cycle(mixed), args.submissions))
+    with tempfile.TemporaryDirectory() as tmp:
+        parallel = _course(Path(tmp) / "parallel", chosen, None)
+        sequential = _course(Path(tmp) / "sequential", chosen, parallel.release)
+        release.register(paths.assignments(), sequential)
+
+        start = time.perf_counter()
+        grading.autograde(course=parallel, jobs=args.jobs, progress=False)
+        parallel_s = time.perf_counter() - start
+
+        start = time.perf_counter()
+        for assignment in sorted({s.assignment for s in chosen}):
+            nbgrader_cli.run("autograde", assignment, "--force", "--log-level=ERROR", course=sequential,
+                             check=False, quiet=True)
+        sequential_s = time.perf_counter() - start
+
+        scores = [{(r.student, r.assignment): r.auto_score for r in report.rows(course=c)}
+                  for c in (parallel, sequential)]
+    n = len(chosen)
+    print(f"submissions: {n} ({', '.join(sorted({s.assignment for s in chosen}))}); jobs: {args.jobs}; "
+          f"cores: {os.cpu_count()}")
+    print(f"sequential nbgrader autograde: {sequential_s:7.1f} s  ({n / sequential_s:.3f} submissions/s)")
+    print(f"make autograde (parallel):     {parallel_s:7.1f} s  ({n / parallel_s:.3f} submissions/s)")
+    print(f"throughput ratio: {sequential_s / parallel_s:.2f}x")
+    same = scores[0] == scores[1]
+    print(f"identical scores: {'yes' if same else 'NO'}")
+    if not same:
+        for key in sorted(set(scores[0]) | set(scores[1])):
+            if scores[0].get(key) != scores[1].get(key):
+                print(f"  {key}: parallel {scores[0].get(key)} vs sequential {scores[1].get(key)}")
+    return 0 if same else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
