@@ -10,6 +10,9 @@ header with the score the autograder must give it::
     def softmax(x, axis=-1):
         ...
 
+``# based_on: <sample>`` starts from another sample of the same assignment (in the bundled
+samples) and replaces only the cells this file gives, so a variant states just its difference.
+
 It is turned into a notebook by filling those cells of the *current* released notebook, so
 samples never drift from the release and a regenerated release needs no hand edits.
 """
@@ -27,7 +30,7 @@ import nbformat
 from course import paths
 
 _CELL = re.compile(r"^# %% (\S+)\s*$", re.MULTILINE)
-_HEADER = re.compile(r"^# (expected_score|expected_status): (.+)$", re.MULTILINE)
+_HEADER = re.compile(r"^# (expected_score|expected_status|based_on): (.+)$", re.MULTILINE)
 
 
 @dataclass
@@ -49,9 +52,12 @@ def parse(path: Path, assignment: str) -> Sample:
         raise ValueError(f"{path}: the header must say `# expected_score: <points>`")
     description = " ".join(line[2:] for line in header.splitlines()
                            if line.startswith("# ") and not _HEADER.match(line)).strip()
-    cells = {bodies[i]: bodies[i + 1].strip("\n") + "\n" for i in range(0, len(bodies), 2)}
-    return Sample(path.stem, assignment, float(meta["expected_score"]), description,
-                  {k: v.rstrip("\n") for k, v in cells.items()}, meta.get("expected_status", "graded"))
+    cells = {bodies[i]: bodies[i + 1].strip("\n") for i in range(0, len(bodies), 2)}
+    if "based_on" in meta:
+        base = parse(paths.samples_dir(assignment) / f"{meta['based_on'].strip()}.py", assignment)
+        cells = {**base.cells, **cells}
+    return Sample(path.stem, assignment, float(meta["expected_score"]), description, cells,
+                  meta.get("expected_status", "graded").strip())
 
 
 def load(assignment: str, folder: Path | None = None) -> list[Sample]:
