@@ -36,6 +36,7 @@ MANIFEST = "MANIFEST.json"
 RECIPES = {
     "01_attention": "course.recipes.attention",
     "02_distilbert": "course.recipes.distilbert",
+    "03_visualising_attention": "course.recipes.visualising",
 }
 
 Arrays = Mapping[str, np.ndarray]
