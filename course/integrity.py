@@ -49,8 +49,9 @@ def _dotted(node: ast.AST) -> str:
 
 
 class _Scanner(ast.NodeVisitor):
-    def __init__(self) -> None:
+    def __init__(self, protected: frozenset[str] = frozenset()) -> None:
         self.found: list[str] = []
+        self.protected = COMPARISONS | protected
 
     def flag(self, node: ast.AST, what: str) -> None:
         self.found.append(f"{what} (line {getattr(node, 'lineno', '?')})")
@@ -58,7 +59,7 @@ class _Scanner(ast.NodeVisitor):
     def _target(self, target: ast.AST, node: ast.AST) -> None:
         if isinstance(target, ast.Attribute) and (_root(target) in GUARDED_MODULES or target.attr in COMPARISONS):
             self.flag(node, f"replaces {_dotted(target)}")
-        elif isinstance(target, ast.Name) and target.id in COMPARISONS:
+        elif isinstance(target, ast.Name) and target.id in self.protected:
             self.flag(node, f"redefines {target.id}")
         elif isinstance(target, (ast.Tuple, ast.List)):
             for element in target.elts:
@@ -76,11 +77,11 @@ class _Scanner(ast.NodeVisitor):
             self._target(target, node)
 
     def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
-        if node.name in COMPARISONS:
+        if node.name in self.protected:
             self.flag(node, f"redefines {node.name}")
         self.generic_visit(node)
 
-    visit_AsyncFunctionDef = visit_FunctionDef
+    visit_AsyncFunctionDef = visit_ClassDef = visit_FunctionDef
 
     def _import(self, node: ast.AST, module: str) -> None:
         top = module.split(".")[0]
@@ -133,23 +134,46 @@ def _python(source: str) -> str:
     return TransformerManager().transform_cell(source)
 
 
-def scan_source(source: str) -> list[str]:
+def _parse(source: str) -> ast.Module | None:
     try:
-        tree = ast.parse(_python(source))
+        return ast.parse(_python(source))
     except SyntaxError:
-        return []  # it will fail to run; nothing to game
-    scanner = _Scanner()
+        return None  # it will fail to run; nothing to game
+
+
+def scan_source(source: str, protected: frozenset[str] = frozenset()) -> list[str]:
+    tree = _parse(source)
+    if tree is None:
+        return []
+    scanner = _Scanner(protected)
     scanner.visit(tree)
     return scanner.found
 
 
+def given_helpers(nb: NotebookNode) -> frozenset[str]:
+    """Functions and classes the notebook's read-only cells define, and what they import from
+    the course package: the tests rely on them, so an answer cell must not redefine them."""
+    names = set()
+    for cell in nb.cells:
+        if cell.cell_type != "code" or not cell.metadata.get("nbgrader", {}).get("locked"):
+            continue
+        tree = _parse(cell.source)
+        for node in tree.body if tree else []:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                names.add(node.name)
+            elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("course"):
+                names.update(alias.asname or alias.name for alias in node.names)
+    return frozenset(names)
+
+
 def scan(nb: NotebookNode) -> list[str]:
     """Reasons to look at a submission, one per finding, naming the cell."""
+    protected = given_helpers(nb)
     found = []
     for index, cell in enumerate(nb.cells):
         meta = cell.metadata.get("nbgrader", {})
         if cell.cell_type != "code" or meta.get("locked"):  # nbgrader overwrites locked cells
             continue
         name = meta.get("grade_id") or f"cell {index + 1}"
-        found += [f"{name}: {reason}" for reason in scan_source(cell.source)]
+        found += [f"{name}: {reason}" for reason in scan_source(cell.source, protected)]
     return found

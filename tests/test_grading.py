@@ -176,3 +176,11 @@ def test_collect_imports_an_lms_zip_and_reports_unknown_names(tmp_path):
     for student in names.values():
         path = course.submitted / student / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
         assert nbformat.read(path, as_version=4).cells, path
+
+
+def test_redefining_a_given_helper_is_flagged():
+    nb = samples.fill(_by_name("correct_loops"))
+    answer = next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "softmax")
+    answer.source += "\n\ndef load_cases(*args, **kwargs):\n    return []\n"
+    assert any("redefines load_cases" in flag for flag in integrity.scan(nb))
+    assert integrity.scan(samples.fill(_by_name("correct_loops"))) == []
