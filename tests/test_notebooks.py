@@ -38,14 +38,16 @@ def test_committed_release_is_in_sync_with_source(scratch_course, assignment):
 
 
 def _solution_lines(notebook, kinds: str = "SOLUTION|HIDDEN TESTS") -> set[str]:
-    lines, inside = set(), False
+    """Lines that occur only inside solution / hidden-test regions of the source (a line such as
+    an import that also appears in a visible cell is not a secret)."""
+    secret, public, inside = set(), set(), False
     for cell in notebook:
         for line in cell.source.splitlines():
-            if re.search(rf"### (BEGIN|END) ({kinds})", line):
-                inside = "BEGIN" in line
-            elif inside and len(line.strip()) > 12:
-                lines.add(line.strip())
-    return lines
+            if re.search(r"### (BEGIN|END) (SOLUTION|HIDDEN TESTS)", line):
+                inside = "BEGIN" in line and re.search(kinds, line)
+            elif len(line.strip()) > 12:
+                (secret if inside else public).add(line.strip())
+    return secret - public
 
 
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)
