@@ -10,7 +10,7 @@ export HF_HUB_OFFLINE ?= 1
 export MPLBACKEND ?= Agg
 
 .DEFAULT_GOAL := help
-.PHONY: help setup fixtures validate release publish collect samples autograde feedback export report demo test bench-autograde clean distclean
+.PHONY: help setup fixtures validate release publish collect samples autograde feedback export report demo test bench-autograde bench-distilbert bench-finetune clean distclean
 
 help: ## list the targets in workflow order
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  make %-16s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -65,6 +65,12 @@ test: setup ## the whole test suite
 
 bench-autograde: setup ## parallel `make autograde` vs sequential nbgrader on 16 samples
 	$(PY) benchmarks/autograde_parallel.py $(ARGS)
+
+bench-distilbert: setup ## from-scratch DistilBERT forward pass vs transformers' (batch 32 x 64, CPU)
+	$(PY) benchmarks/distilbert_forward.py $(ARGS)
+
+bench-finetune: setup ## fine-tune on SST-2 (../shared/data/sst2) vs transformers' Trainer, same run
+	$(PY) benchmarks/finetune_sst2.py $(ARGS)
 
 clean: ## remove grading outputs (submitted/, autograded/, feedback/, grades.csv, gradebook.db)
 	rm -rf submitted feedback downloaded reports grades.csv gradebook.db publish

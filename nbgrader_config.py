@@ -14,7 +14,7 @@ c.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", "feedb
 
 # Per-cell limit for every execution (validate, autograde). Training cells in later
 # assignments cap themselves under autograde (NBGRADER_EXECUTION), so this is a safety net.
-c.Execute.timeout = 120
+c.Execute.timeout = 300
 c.Execute.interrupt_on_timeout = True
 
 c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedError()"}

@@ -24,7 +24,7 @@ PUBLIC_REPO = "https://github.com/transformers-course/transformers-course-studen
 REPO_VARIABLE = "COURSE_REPO"
 
 #: What the notebooks need that Colab's image lacks: import name -> pip requirement.
-COLAB_MISSING = {"bertviz": "bertviz==1.4.1"}
+COLAB_MISSING = {"bertviz": "bertviz==1.4.1", "datasets": "datasets==5.2.0"}
 
 
 def on_colab() -> bool:

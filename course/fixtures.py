@@ -37,6 +37,7 @@ RECIPES = {
     "01_attention": "course.recipes.attention",
     "02_distilbert": "course.recipes.distilbert",
     "03_visualising_attention": "course.recipes.visualising",
+    "04_finetuning": "course.recipes.finetuning",
 }
 
 Arrays = Mapping[str, np.ndarray]

@@ -42,7 +42,7 @@ class Limits:
     """Per submission: ``cell`` s per cell (nbgrader interrupts it), ``wall`` s for the whole
     notebook (then the process group is killed), ``memory`` bytes of address space per process."""
 
-    cell: int = 120
+    cell: int = 300
     wall: int = 900
     memory: int = 8 * 2**30
 

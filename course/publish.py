@@ -17,7 +17,7 @@ from course import env, paths, release
 
 BUNDLE = paths.ROOT / "publish"
 #: The modules a student's notebook imports. Everything else in course/ is instructor-side.
-STUDENT_MODULES = ("__init__.py", "env.py", "paths.py", "checks.py", "fixtures.py", "models.py",
+STUDENT_MODULES = ("__init__.py", "env.py", "paths.py", "checks.py", "fixtures.py", "models.py", "data.py",
                    "attention_views.py", "vendor")
 STUDENT_FILES = ("requirements.txt", "requirements-nodeps.txt", "data/sentiment")
 
