@@ -16,6 +16,7 @@ field spanning lines, silently dropping or merging examples.
 from __future__ import annotations
 
 import csv
+import tempfile
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
@@ -74,8 +75,12 @@ def _read_tsv(files: dict[str, Path]) -> DatasetDict:
             raise ValueError(f"{path} has the header {header}; expected the columns {list(COLUMNS)} "
                              f"(GLUE SST-2 layout, tab-separated)")
     with _quiet():
-        loaded = load_dataset("csv", data_files={split: str(path) for split, path in files.items()},
-                              usecols=list(COLUMNS), features=FEATURES, **_TSV_OPTIONS)
+        # A private cache per call: parallel grading kernels then never share (or race on) the
+        # Arrow cache of the same files; these files are small, so nothing is lost.
+        with tempfile.TemporaryDirectory(prefix="course-data-") as cache:
+            loaded = load_dataset("csv", data_files={split: str(path) for split, path in files.items()},
+                                  usecols=list(COLUMNS), features=FEATURES, cache_dir=cache,
+                                  keep_in_memory=True, **_TSV_OPTIONS)
     return DatasetDict({split: _standardise(dataset) for split, dataset in loaded.items()})
 
 

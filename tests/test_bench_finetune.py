@@ -20,6 +20,7 @@ SCRIPT = paths.ROOT / "benchmarks" / "finetune_sst2.py"
 def _module():
     spec = importlib.util.spec_from_file_location("finetune_sst2", SCRIPT)
     module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up while the class is built
     spec.loader.exec_module(module)
     return module
 

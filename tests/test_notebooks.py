@@ -110,7 +110,10 @@ def test_feedback_shows_hidden_tests_only_as_passed_or_failed(scratch_course):
             if json.dumps(line)[1:-1] not in visible}
         assert hidden
         text = htmllib.unescape(re.sub(r"<[^>]+>", "", path.read_text()))
-        assert not [line for line in hidden if line in text], f"hidden test source in {path}"
+        student = path.parent.parent.name
+        own = "\n".join(c for s in samples.load(assignment) if s.student == student for c in s.cells.values())
+        leaked = [line for line in hidden if line in text and line not in own]  # not the student's own code
+        assert not leaked, f"hidden test source in {path}: {leaked[:3]}"
         assert "BEGIN HIDDEN TESTS" not in text and "Hidden tests " in text
 
 
