@@ -31,6 +31,7 @@ from transformers import DistilBertConfig, DistilBertModel, get_linear_schedule_
 
 from course import models
 from course.fixtures import pack_cases
+from course.recipes.distilbert import _randomize  # one way to fill a module with random weights
 from course.reference import solution_namespace
 
 ASSIGNMENT = "04_finetuning"
@@ -60,21 +61,6 @@ def _ids(generator: torch.Generator, vocab_size: int, mask: torch.Tensor) -> tor
 
 
 # ---- 1. the head -----------------------------------------------------------------------------
-
-def _randomize(module: torch.nn.Module, generator: torch.Generator) -> torch.nn.Module:
-    """Random weights everywhere, LayerNorms and biases included (so nothing is left at a default)."""
-    with torch.no_grad():
-        for name, p in module.named_parameters():
-            noise = torch.randn(p.shape, generator=generator)
-            if name.endswith("bias"):
-                p.copy_(0.1 * noise)
-            elif p.dim() == 1:
-                p.copy_(1 + 0.2 * noise)
-            elif "embeddings" in name:
-                p.copy_(noise)
-            else:
-                p.copy_(noise / p.shape[1] ** 0.5)
-    return module.eval()
 
 
 @torch.no_grad()
