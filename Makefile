@@ -1,16 +1,21 @@
 # The course's jobs, in workflow order: `make help` lists them.
-# Everything runs inside .venv (created by `make setup`, which every target depends on).
+# Everything runs inside .venv (created by `make setup`, which every target depends on) through
+# the instructor's one command line, `python -m staff <command>` (staff/cli.py). Settings
+# (JOBS, CELL_TIMEOUT, COURSE_ONLINE, ...) are environment variables: see course/settings.py.
 PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
+STAFF  := $(PY) -m staff
 STAMP  := $(VENV)/.installed
-# nbgrader calls `alembic` from PATH; tests and kernels must never wait for the hub.
+# nbgrader calls `alembic` from PATH.
 export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
-export HF_HUB_OFFLINE ?= 1
-export MPLBACKEND ?= Agg
+# Debian packages the tests need: chromium for the browser tests.
+SYSTEM_PACKAGES := chromium
+# Test processes (pytest-xdist): one per core by default.
+TEST_WORKERS ?= auto
 
 .DEFAULT_GOAL := help
-.PHONY: help setup fixtures validate release publish collect samples autograde feedback export report demo test bench-autograde bench-distilbert bench-finetune clean distclean
+.PHONY: help setup system-packages fixtures fixtures-check validate release publish figures collect samples autograde feedback export report demo test bench-autograde bench-distilbert bench-finetune clean distclean
 
 help: ## list the targets in workflow order
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  make %-16s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -25,43 +30,59 @@ $(STAMP): requirements.txt requirements-nodeps.txt pyproject.toml
 	$(PY) -m pip install --quiet --no-deps --no-build-isolation -e .
 	@touch $@
 
-fixtures: setup ## regenerate every fixture (deterministic) and the SHA-256 manifests
-	$(PY) -m course.fixtures build
+system-packages: ## install the Debian packages the tests need (chromium) when missing: as root with apt, else print the command
+	@missing=""; for p in $(SYSTEM_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -z "$$missing" ]; then exit 0; fi; \
+	if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	  echo "system-packages: installing$$missing with apt-get"; \
+	  DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
+	else \
+	  echo "system-packages: missing$$missing; install with: sudo apt-get install$$missing (the browser tests skip until then)"; \
+	fi
+
+fixtures: setup ## rebuild the saved tensors and manifests (only after changing a recipe or a solution; commit the result)
+	$(STAFF) fixtures
+
+fixtures-check: setup ## rebuild into a temporary folder; fail if any value moved by a tenth of its grading tolerance
+	$(STAFF) fixtures-check
 
 validate: setup ## source notebooks pass all tests; released notebooks fail only with NotImplementedError
-	$(PY) -m course.validate
+	$(STAFF) validate
 
 release: setup ## check the source, generate release/ atomically with nbgrader, check the release
-	$(PY) -m course.validate --only source
-	$(PY) -m course.release
-	$(PY) -m course.validate --only release
+	$(STAFF) release
 
 publish: setup ## build the student bundle in publish/ (push it to the public repository)
-	$(PY) -m course.publish
+	$(STAFF) publish
+
+figures: setup ## redraw the README's figure (docs/figures/)
+	$(STAFF) figure
 
 collect: setup ## import an LMS zip of notebooks into submitted/: make collect ZIP=download.zip
 	@test -n "$(ZIP)" || { echo "usage: make collect ZIP=path/to/lms-download.zip"; exit 2; }
-	$(PY) -m course.collect "$(ZIP)"
+	$(STAFF) collect "$(ZIP)"
 
 samples: setup ## copy the bundled sample submissions into submitted/
-	$(PY) -m course.samples
+	$(STAFF) samples
 
 autograde: setup ## grade every submission in parallel (JOBS=n, default: cores) with a status each
-	$(PY) -m course.grading autograde $(if $(JOBS),--jobs $(JOBS))
+	$(STAFF) autograde
 
 feedback: setup ## per-student feedback HTML in feedback/
-	$(PY) -m course.grading feedback
+	$(STAFF) feedback
 
 export: setup ## grades.csv from the gradebook, with status and pending-manual columns
-	$(PY) -m course.grading export
+	$(STAFF) export
 
 report: setup ## print the score table; write reports/report.html (figures, flagged submissions)
-	$(PY) -m course.report --html
+	$(STAFF) report --html
 
-demo: setup fixtures release samples autograde feedback export report ## the whole workflow on the bundled samples
+demo: setup release samples autograde feedback export report ## the whole workflow on the bundled samples (committed fixtures, never rebuilt)
 
-test: setup ## the whole test suite
-	$(PY) -m pytest
+test: setup ## the whole test suite, in parallel; prints the 10 slowest tests
+	@$(MAKE) --no-print-directory system-packages
+	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadgroup
 
 bench-autograde: setup ## parallel `make autograde` vs sequential nbgrader on 16 samples
 	$(PY) benchmarks/autograde_parallel.py $(ARGS)

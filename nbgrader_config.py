@@ -1,8 +1,14 @@
-"""nbgrader configuration for the course (read by every `nbgrader` command run from this folder)."""
+"""nbgrader configuration for the course (read by every `nbgrader` command run from this folder).
+
+Values that can change per run (timeouts, where fixtures live, offline mode) come from
+course/settings.py, the one place that reads the environment."""
 import os
 from pathlib import Path
 
+from course import settings  # importing the course package also applies the hub mode (offline: HF_HUB_OFFLINE=1)
+
 ROOT = Path(__file__).resolve().parent
+current = settings.current()
 
 c = get_config()  # noqa: F821 (provided by nbgrader/traitlets when this file is loaded)
 
@@ -12,24 +18,22 @@ c.CourseDirectory.db_url = f"sqlite:///{ROOT / 'gradebook.db'}"
 # Never copy editor or Python caches from source/ into release/.
 c.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", "feedback"]
 
-# Per-cell limit for every execution (validate, autograde). Training cells in later
-# assignments cap themselves under autograde (NBGRADER_EXECUTION), so this is a safety net.
-c.Execute.timeout = 300
+# Per-cell limit for every execution (validate, autograde): CELL_TIMEOUT. Training cells cap
+# themselves under autograde (NBGRADER_EXECUTION), so this is a safety net.
+c.Execute.timeout = current.cell_timeout
 c.Execute.interrupt_on_timeout = True
 
 c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedError()"}
 c.ClearSolutions.text_stub = "YOUR ANSWER HERE"
 
-# How grading kernels find fixtures: they run in autograded/<student>/<assignment>/ and inherit
-# this environment, so course.paths resolves fixtures here whatever the kernel's cwd.
-os.environ.setdefault("COURSE_FIXTURES", str(ROOT / "fixtures"))
-# Keep the hub out of grading: a hub name fails fast instead of after a long network wait.
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
+# Grading kernels run in autograded/<student>/<assignment>/ and inherit this environment, so
+# course.paths finds the fixtures whatever the kernel's cwd (COURSE_FIXTURES, course/settings.py).
+os.environ[settings.FIXTURES_VARIABLE] = str(current.fixtures)
 os.environ.setdefault("MPLBACKEND", "Agg")
 
-# Feedback shows hidden tests only as passed/failed with their points (course/redact.py).
+# Feedback shows hidden tests only as passed/failed with their points (staff/grading/feedback.py).
 c.GenerateFeedback.preprocessors = [
     "nbgrader.preprocessors.GetGrades",
     "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor",
-    "course.redact.RedactHiddenTests",
+    "staff.grading.feedback.RedactHiddenTests",
 ]

@@ -19,13 +19,16 @@ from pathlib import Path
 
 import nbformat
 
-from course import grading, nbgrader_cli, paths, release, report, samples
+from staff import course_dir, nbgrader_cli
+from staff.authoring import release, samples
+from staff.course_dir import CourseDir
+from staff.grading import autograde, gradebook, report
 
 
-def _course(root: Path, chosen: list[samples.Sample], release_from: Path | None) -> paths.CourseDir:
+def _course(root: Path, chosen: list[samples.Sample], release_from: Path | None) -> CourseDir:
     root.mkdir()
-    (root / "source").symlink_to(paths.SOURCE, target_is_directory=True)
-    course = paths.CourseDir(root)
+    (root / "source").symlink_to(course_dir.SOURCE, target_is_directory=True)
+    course = CourseDir(root)
     if release_from:
         shutil.copytree(release_from, course.release)
     else:
@@ -42,18 +45,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--submissions", type=int, default=16)
     parser.add_argument("--jobs", type=int, default=os.cpu_count())
     args = parser.parse_args(argv)
-    pool = [s for a in paths.assignments() for s in samples.load(a)]
+    pool = [s for a in course_dir.assignments() for s in samples.load(a)]
     # Interleave assignments so every run grades a mix, as a real batch does.
-    by_assignment = [[s for s in pool if s.assignment == a] for a in paths.assignments()]
+    by_assignment = [[s for s in pool if s.assignment == a] for a in course_dir.assignments()]
     mixed = [s for group in itertools.zip_longest(*by_assignment) for s in group if s]
     chosen = list(itertools.islice(itertools.cycle(mixed), args.submissions))
     with tempfile.TemporaryDirectory() as tmp:
         parallel = _course(Path(tmp) / "parallel", chosen, None)
         sequential = _course(Path(tmp) / "sequential", chosen, parallel.release)
-        release.register(paths.assignments(), sequential)
+        gradebook.register(course_dir.assignments(), sequential)
 
         start = time.perf_counter()
-        grading.autograde(course=parallel, jobs=args.jobs, progress=False)
+        autograde.autograde(course=parallel, jobs=args.jobs, progress=False)
         parallel_s = time.perf_counter() - start
 
         start = time.perf_counter()

@@ -54,8 +54,7 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-
+import course  # noqa: E402,F401  (offline hub mode, course/settings.py: before transformers is imported)
 import datasets  # noqa: E402
 import torch  # noqa: E402
 import torch.nn as nn  # noqa: E402

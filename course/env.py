@@ -6,41 +6,24 @@ a laptop and the autograder is decided here, so notebooks never need an edit.
 from __future__ import annotations
 
 import importlib.util
-import os
 import random
 import subprocess
 import sys
 
 import numpy as np
 
-#: Set ``COURSE_ONLINE=1`` to use Hugging Face hub models and datasets instead of the offline
-#: defaults shipped with the course (the default on Colab).
-ONLINE_VARIABLE = "COURSE_ONLINE"
-
-#: The public repository students fetch on Colab (built by `make publish`). The one place the
-#: address is set: `make release` stamps it into every notebook's badge and setup cell.
-PUBLIC_REPO = "https://github.com/transformers-course/transformers-course-student"
-#: Overrides PUBLIC_REPO at run time (a fork, or a local file:// clone in the tests).
-REPO_VARIABLE = "COURSE_REPO"
+from course import settings
 
 #: What the notebooks need that Colab's image lacks: import name -> pip requirement.
 COLAB_MISSING = {"bertviz": "bertviz==1.4.1", "datasets": "datasets==5.2.0"}
 
-
-def on_colab() -> bool:
-    return "google.colab" in sys.modules
-
-
-def under_autograde() -> bool:
-    """nbgrader sets NBGRADER_EXECUTION in the grading kernel; used to cap slow work."""
-    return bool(os.environ.get("NBGRADER_EXECUTION"))
+# Where the code runs: decided once, in course.settings (re-exported for the notebooks).
+on_colab, under_autograde = settings.on_colab, settings.under_autograde
 
 
 def is_online() -> bool:
-    value = os.environ.get(ONLINE_VARIABLE)
-    if value is None:
-        return on_colab() and not under_autograde()
-    return value.strip().lower() in {"1", "true", "yes", "on"}
+    """Hub models and data (``COURSE_ONLINE``, see :mod:`course.settings`) or the offline ones."""
+    return settings.current().online
 
 
 def seed_everything(seed: int = 0) -> None:

@@ -1,33 +1,86 @@
-"""Shared test set-up: offline, headless, and a scratch nbgrader course so tests never touch the
-instructor's gradebook, release/ or submitted/."""
+"""Shared test set-up: offline and headless (importing ``course`` applies the hub mode), and one
+way to make a scratch nbgrader course, so tests never touch the instructor's gradebook,
+release/ or submitted/."""
 from __future__ import annotations
 
 import os
+import shutil
 
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.pop("COURSE_ONLINE", None)  # tests run offline; a test that needs online sets it itself
 os.environ.setdefault("MPLBACKEND", "Agg")
+# Under pytest-xdist each test process gets its share of the cores: torch in this process, the
+# kernels it starts and the submissions it grades at once (JOBS) would otherwise oversubscribe them
+# (measured: the fine-tuning notebook 4.7x slower with 2 workers x 2 threads on 2 cores).
+_workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+if _workers > 1:
+    _share = str(max(1, (os.cpu_count() or 1) // _workers))
+    for _variable in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "JOBS"):
+        os.environ.setdefault(_variable, _share)
 
-from pathlib import Path  # noqa: E402
+import course as _student_package  # noqa: E402,F401  (applies the hub mode before transformers is imported)
 
 import pytest  # noqa: E402
 
-from course import grading, paths, release, samples  # noqa: E402
+from staff import course_dir  # noqa: E402
+from staff.authoring import release, samples  # noqa: E402
+from staff.course_dir import CourseDir  # noqa: E402
+from staff.grading import autograde  # noqa: E402
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups
+def pytest_collection_modifyitems(items):
+    """Under pytest-xdist (`make test`), every test that reads the graded course runs in the same
+    worker, so the expensive grading happens once (``--dist loadgroup``), and first: it is the
+    longest piece of work, so the other workers take everything else meanwhile."""
+    graded = [item for item in items if "graded_course" in getattr(item, "fixturenames", ())]
+    for item in graded:
+        item.add_marker(pytest.mark.xdist_group("graded_course"))
+    items[:] = graded + [item for item in items if item not in graded]
 
 
 @pytest.fixture(scope="session")
-def scratch_course(tmp_path_factory) -> paths.CourseDir:
-    """A course folder in /tmp whose source/ is the real one: release generated from scratch,
-    every bundled sample submitted and autograded there, exactly as `make demo` does."""
-    root = tmp_path_factory.mktemp("course")
-    (root / "source").symlink_to(paths.SOURCE, target_is_directory=True)
-    course = paths.CourseDir(root)
-    release.generate(course=course)
-    samples.copy_to_submitted(course=course)
-    grading.autograde(course=course)
+def released(tmp_path_factory) -> CourseDir:
+    """release/ of every assignment, generated from the real source/ once per test process."""
+    return _course(tmp_path_factory.mktemp("released"), generate=True)
+
+
+def _course(root, generate: bool = False) -> CourseDir:
+    (root / "source").symlink_to(course_dir.SOURCE, target_is_directory=True)
+    course = CourseDir(root)
+    if generate:
+        release.generate(course=course)
     return course
 
 
-def notebook_cells(path: Path) -> list:
-    import nbformat
+@pytest.fixture(scope="session")
+def make_course(tmp_path_factory, released):
+    """``make_course(name)``: a fresh scratch course in /tmp whose source/ is the real one and
+    whose release/ and gradebook (every assignment registered, no submission yet) are copies of
+    :func:`released` (nbgrader's own output, generated once)."""
 
-    return nbformat.read(path, as_version=4).cells
+    def make(name: str = "course") -> CourseDir:
+        course = _course(tmp_path_factory.mktemp(name))
+        shutil.copytree(released.release, course.release)
+        shutil.copy2(released.gradebook, course.gradebook)
+        return course
+
+    return make
+
+
+@pytest.fixture(scope="session")
+def attention():
+    """A tiny random BERT's attentions for a sentence pair (tests/support.py), for bertviz views."""
+    from support import tiny_attention
+
+    return tiny_attention()
+
+
+@pytest.fixture(scope="session")
+def graded_course(make_course) -> CourseDir:
+    """Every bundled sample submitted and autograded, exactly as `make demo` does."""
+    course = make_course("graded")
+    samples.copy_to_submitted(course=course)
+    # One submission per core (one thread each), as `make autograde` does on this machine: the
+    # other test processes' work fills the gaps between kernels.
+    autograde.autograde(course=course, jobs=os.cpu_count() or 1, progress=False)
+    return course

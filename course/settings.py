@@ -1,0 +1,105 @@
+"""Every environment setting the course honours, read here and nowhere else.
+
+Students' notebooks, the instructor's commands, ``nbgrader_config.py`` and the tests all ask
+:func:`current` (it reads ``os.environ`` each time, so a setting changed by a test or a shell
+applies at once). The README's "Settings" table documents exactly these variables.
+
+=====================  ==========================================================  ==================
+variable               what it does                                                default
+=====================  ==========================================================  ==================
+``COURSE_ONLINE``      1: Hugging Face hub models and SST-2; 0: the offline         1 on Colab (not
+                       model package and the course's own data                      under autograde),
+                                                                                    else 0
+``COURSE_FIXTURES``    the ``fixtures/`` folder to load saved tensors from. Grading  the folder next to
+                       kernels run in ``autograded/<student>/<assignment>/``, so     this package
+                       a relative path would fail there; ``nbgrader_config.py``
+                       exports the course's own folder and kernels inherit it
+``COURSE_REPO``        the public student repository the Colab setup cell clones     :data:`PUBLIC_REPO`
+                       (a fork, or a ``file://`` clone in the tests)
+``JOBS``               submissions graded at once                                    one per core
+``CELL_TIMEOUT``       seconds one cell may run under validate/autograde             300
+``NOTEBOOK_TIMEOUT``   seconds one submission may take in all (then it is killed)    900
+``MEMORY_GB``          address-space limit of each grading process, in GiB           8
+=====================  ==========================================================  ==================
+
+``HF_HUB_OFFLINE`` is not a course setting but is derived from ``COURSE_ONLINE`` by
+:func:`apply_hub_mode`: offline, a hub name must fail at once instead of after a long network wait.
+"""
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+#: The public repository students fetch on Colab (built by ``make publish``). The one place the
+#: address is set: ``make release`` stamps it into every notebook's badge and setup cell.
+PUBLIC_REPO = "https://github.com/transformers-course/transformers-course-student"
+
+ONLINE_VARIABLE = "COURSE_ONLINE"
+FIXTURES_VARIABLE = "COURSE_FIXTURES"
+#: Read by the notebooks' setup cell itself (it runs before ``course`` can be imported).
+REPO_VARIABLE = "COURSE_REPO"
+
+#: The folder that holds ``course/`` (the repository, or the student bundle on Colab).
+ROOT = Path(__file__).resolve().parent.parent
+
+_TRUE = {"1", "true", "yes", "on"}
+
+
+def _number(name: str, default: float, kind: type = int):
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        value = kind(raw)
+    except ValueError:
+        raise ValueError(f"{name}={raw!r} is not a {kind.__name__}; unset it or give a number") from None
+    if value <= 0:
+        raise ValueError(f"{name}={raw!r} must be positive")
+    return value
+
+
+def on_colab() -> bool:
+    return "google.colab" in sys.modules
+
+
+def under_autograde() -> bool:
+    """nbgrader sets NBGRADER_EXECUTION in the grading kernel; used to cap slow work."""
+    return bool(os.environ.get("NBGRADER_EXECUTION"))
+
+
+@dataclass(frozen=True)
+class Settings:
+    online: bool
+    fixtures: Path
+    jobs: int | None
+    cell_timeout: int
+    notebook_timeout: int
+    memory_gb: float
+
+    @property
+    def memory_bytes(self) -> int:
+        return int(self.memory_gb * 2**30)
+
+
+def current() -> Settings:
+    """The settings as the environment says now."""
+    online = os.environ.get(ONLINE_VARIABLE)
+    return Settings(
+        online=(on_colab() and not under_autograde()) if online is None else online.strip().lower() in _TRUE,
+        fixtures=Path(os.environ.get(FIXTURES_VARIABLE) or ROOT / "fixtures").resolve(),
+        jobs=_number("JOBS", None),
+        cell_timeout=_number("CELL_TIMEOUT", 300),
+        notebook_timeout=_number("NOTEBOOK_TIMEOUT", 900),
+        memory_gb=_number("MEMORY_GB", 8.0, float),
+    )
+
+
+def apply_hub_mode() -> None:
+    """Offline, make a Hugging Face hub name fail at once (``HF_HUB_OFFLINE=1``) instead of after a
+    long network wait. Must run before ``huggingface_hub`` is imported (it reads the variable at
+    import), so the course package calls it when it is imported, and processes it starts (grading
+    kernels) inherit it. An explicit ``HF_HUB_OFFLINE`` is left alone."""
+    if not current().online:
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")

@@ -1,0 +1,5 @@
+import sys
+
+from staff.cli import main
+
+sys.exit(main())

@@ -1,0 +1,198 @@
+"""Build the saved tensors from the recipes, and check committed ones against a fresh build.
+
+``make fixtures`` (:func:`build`) rewrites ``fixtures/`` from ``staff/authoring/recipes/``: run it
+after changing a recipe or a solution, and commit the result. Nothing an instructor runs routinely
+(``make demo``, ``make release``, grading) rebuilds them.
+
+``make fixtures-check`` (:func:`check`) rebuilds into a temporary folder and compares with the
+committed files. Floating-point results of the same recipe differ in the last bits across CPUs,
+BLAS kernels and thread counts (measured: up to 3e-4 relative, ~1e-6 absolute in float32 between
+two x86 CPUs), so floats are compared within a tenth of the tolerance the tests that read them
+grade with (each recipe's ``TOLERANCES``): a difference that could change a grade fails, rounding
+never does. File lists, keys, shapes, dtypes, integers and booleans must match exactly.
+
+Some fixtures are *trained* (a recipe's ``TRAINED``, e.g. assignment 2's classifier head): training
+amplifies rounding far beyond any tolerance (measured: 7e-4 on the head's weights between two
+CPUs), and what matters is that they still train to what the notebook states, which the recipe's
+``train()`` asserts. The check retrains them (their values are not compared) and builds every other
+fixture from the committed trained ones, so their expected outputs are compared tightly.
+"""
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable, Mapping
+
+import numpy as np
+from safetensors.numpy import load_file, save_file
+
+from course.fixtures import MANIFEST, Arrays, relative, sha256
+from staff.authoring import recipes
+
+#: Share of the grading tolerance a regenerated value may move by (see the module docstring); a
+#: recipe may state another share for a fixture, with its reason, as a third TOLERANCES element.
+CHECK_FRACTION = 0.1
+VISIBILITIES = ("public", "hidden")
+
+
+def write_manifest(root: Path) -> dict[str, dict]:
+    files = sorted(p for p in root.rglob("*") if p.is_file() and p.name != MANIFEST)
+    manifest = {relative(p, root): {"sha256": sha256(p), "bytes": p.stat().st_size} for p in files}
+    (root / MANIFEST).write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
+    return manifest
+
+
+def write_fixtures(assignment: str, fixtures: Mapping[tuple[str, str], Arrays], out: Path) -> None:
+    """Write ``{(visibility, name): arrays}`` under ``out/<visibility>/<assignment>/``."""
+    for (visibility, name), arrays in fixtures.items():
+        if visibility not in VISIBILITIES:
+            raise ValueError(f"visibility must be 'public' or 'hidden', got {visibility!r}")
+        folder = out / visibility / assignment
+        folder.mkdir(parents=True, exist_ok=True)
+        save_file({k: np.require(v, requirements="C") for k, v in arrays.items()},
+                  str(folder / f"{name}.safetensors"))
+
+
+def trained_fixtures(assignment: str, root: Path) -> dict[tuple[str, str], dict[str, np.ndarray]] | None:
+    """The recipe's trained fixtures as saved under ``root`` (None: the recipe trains nothing)."""
+    names = getattr(recipes.load(assignment), "TRAINED", ())
+    if not names:
+        return None
+    found = {}
+    for name in names:
+        for visibility in VISIBILITIES:
+            path = root / visibility / assignment / f"{name}.safetensors"
+            if path.is_file():
+                found[(visibility, name)] = load_file(str(path))
+    return found
+
+
+def build(out: Path, assignments: Iterable[str] | None = None, trained_from: Path | None = None) -> None:
+    """Regenerate fixtures into ``out`` (atomically per assignment) and rewrite the manifests.
+
+    Each assignment is built in a temporary folder first, so a failing recipe leaves the
+    previous fixtures in place rather than half-written. With ``trained_from``, trained fixtures
+    are taken from that fixtures folder instead of being trained anew.
+    """
+    out.mkdir(parents=True, exist_ok=True)
+    for assignment in assignments or recipes.assignments():
+        recipe = recipes.load(assignment)
+        trained = trained_fixtures(assignment, trained_from) if trained_from else None
+        with tempfile.TemporaryDirectory(dir=out.parent) as tmp:
+            staged = Path(tmp)
+            write_fixtures(assignment, recipe.build(trained) if trained else recipe.build(), staged)
+            for visibility in VISIBILITIES:
+                target = out / visibility / assignment
+                if target.exists():
+                    shutil.rmtree(target)
+                if (staged / visibility / assignment).exists():
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    shutil.move(str(staged / visibility / assignment), target)
+        print(f"fixtures: built {assignment}")
+    for visibility in VISIBILITIES:
+        (out / visibility).mkdir(parents=True, exist_ok=True)
+        write_manifest(out / visibility)
+
+
+@dataclass(frozen=True)
+class Tolerance:
+    """``|fresh - committed| <= atol + rtol * |committed|`` (NumPy's allclose rule), the grading
+    tolerance; the check allows ``share`` of it (a tenth unless the recipe says why not)."""
+
+    atol: float
+    rtol: float
+    share: float = CHECK_FRACTION
+
+    def for_check(self) -> Tolerance:
+        return Tolerance(self.atol * self.share, self.rtol * self.share, 1.0)
+
+
+def grading_tolerance(assignment: str, name: str, key: str) -> Tolerance:
+    """The tolerance the tests grade array ``key`` of fixture ``name`` with, from the recipe's
+    ``TOLERANCES``: ``"<name>/<array>"``, else ``"<name>/<first part of the array's name>"`` (e.g.
+    ``"step/state"`` for ``state.embedding.weight``), else ``"<name>"``, else ``"*"``. ``key`` may
+    carry a case prefix (``"2.weights"``, see :func:`course.fixtures.load_cases`)."""
+    case, _, rest = key.partition(".")
+    array = rest if case.isdigit() and rest else key
+    table = recipes.load(assignment).TOLERANCES
+    for entry in (f"{name}/{array}", f"{name}/{array.split('.')[0]}", name, "*"):
+        if entry in table:
+            return Tolerance(*table[entry])
+    raise KeyError(f"the recipe of {assignment} declares no tolerance for {name}/{array} (TOLERANCES)")
+
+
+def compare_arrays(label: str, fresh: np.ndarray, committed: np.ndarray,
+                   tolerance: Tolerance | None) -> str | None:
+    """What differs between two arrays (None: the same, within ``tolerance`` for floats; with
+    ``tolerance=None`` only dtype and shape are compared)."""
+    if fresh.dtype != committed.dtype or fresh.shape != committed.shape:
+        return (f"{label}: dtype/shape {fresh.dtype}{fresh.shape} != committed "
+                f"{committed.dtype}{committed.shape}")
+    if tolerance is None:
+        return None
+    if not np.issubdtype(fresh.dtype, np.floating):
+        wrong = int(np.count_nonzero(fresh != committed))
+        return f"{label}: {wrong} of {fresh.size} entries differ (must be equal)" if wrong else None
+    a, b = fresh.astype(np.float64), committed.astype(np.float64)
+    same_nonfinite = (np.isnan(a) & np.isnan(b)) | (a == b)
+    error = np.where(same_nonfinite, 0.0, np.abs(a - b))
+    excess = error - (tolerance.atol + tolerance.rtol * np.abs(b))
+    if fresh.size and (np.isnan(excess) | (excess > 0)).any():
+        return (f"{label}: max abs difference {np.nanmax(error):.3g} > atol={tolerance.atol:g}, "
+                f"rtol={tolerance.rtol:g} ({int((excess > 0).sum())} of {fresh.size} values)")
+    return None
+
+
+def compare_trees(fresh_root: Path, committed_root: Path, assignments: Iterable[str]) -> list[str]:
+    """Every difference between a fresh build and the committed fixtures that could change a grade."""
+    problems = []
+    for assignment in assignments:
+        for visibility in VISIBILITIES:
+            fresh_dir, committed_dir = fresh_root / visibility / assignment, committed_root / visibility / assignment
+            fresh = sorted(p.name for p in fresh_dir.glob("*.safetensors"))
+            committed = sorted(p.name for p in committed_dir.glob("*.safetensors"))
+            if fresh != committed:
+                problems.append(f"{visibility}/{assignment}: files {fresh} != committed {committed}")
+                continue
+            for file in fresh:
+                a, b = load_file(str(fresh_dir / file)), load_file(str(committed_dir / file))
+                name = file.removesuffix(".safetensors")
+                problems += compare_files(assignment, name, f"{visibility}/{assignment}/{file}", a, b)
+    return problems
+
+
+def compare_files(assignment: str, name: str, where: str, fresh: dict[str, np.ndarray],
+                  committed: dict[str, np.ndarray]) -> list[str]:
+    """Differences between two versions of one fixture file (values of trained ones not compared)."""
+    if fresh.keys() != committed.keys():
+        return [f"{where}: keys {sorted(fresh)} != committed {sorted(committed)}"]
+    values = name not in getattr(recipes.load(assignment), "TRAINED", ())
+    problems = []
+    for key in sorted(fresh):
+        tolerance = grading_tolerance(assignment, name, key).for_check() if values else None
+        problem = compare_arrays(f"{where}:{key}", fresh[key], committed[key], tolerance)
+        if problem:
+            problems.append(problem)
+    return problems
+
+
+
+def check(committed_root: Path, assignments: Iterable[str] | None = None) -> list[str]:
+    """Rebuild into a temporary folder and compare with ``committed_root`` (nothing is rewritten).
+    Trained fixtures are retrained (the recipe asserts they train to what the notebook states)
+    and compared by keys, dtypes and shapes; the rest is built from the committed trained ones."""
+    assignments = list(assignments or recipes.assignments())
+    problems = []
+    for assignment in assignments:
+        recipe = recipes.load(assignment)
+        if getattr(recipe, "TRAINED", ()):
+            for (visibility, name), arrays in recipe.train().items():
+                committed = committed_root / visibility / assignment / f"{name}.safetensors"
+                problems += compare_files(assignment, name, f"{visibility}/{assignment}/{name}.safetensors (trained)",
+                                          arrays, load_file(str(committed)) if committed.is_file() else {})
+    with tempfile.TemporaryDirectory(prefix="fixtures-check-") as tmp:
+        build(Path(tmp), assignments, trained_from=committed_root)
+        return problems + compare_trees(Path(tmp), committed_root, assignments)

@@ -1,0 +1,87 @@
+"""Prove the notebooks do what they claim, loudly (``nbgrader validate`` exits 0 even on failure).
+
+- Every **source** notebook passes all its tests (nbgrader's own Validator, which runs the
+  notebook like the autograder does).
+- Every **released** notebook runs top to bottom with the stubs and fails *only* with
+  ``NotImplementedError``, in every graded test cell that has visible code: a ``NameError`` or
+  a missing fixture there would mean students start from a broken notebook.
+"""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import nbformat
+from nbclient import NotebookClient
+from traitlets.config import Config
+from traitlets.config.loader import PyFileConfigLoader
+
+from course.settings import ROOT
+from staff import course_dir
+from staff.course_dir import nbgrader
+
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def course_config() -> Config:
+    """The course's nbgrader_config.py (also sets the environment grading kernels inherit)."""
+    return PyFileConfigLoader("nbgrader_config.py", path=str(ROOT)).load_config()
+
+
+def _first_line(cell_source: str) -> str:
+    return next((line for line in cell_source.splitlines() if line.strip()), "")[:80]
+
+
+def validate_source(notebook: Path) -> list[str]:
+    from nbgrader.validator import Validator  # heavy import, only when validating
+
+    result = Validator(config=course_config()).validate(str(notebook))
+    problems = []
+    for cell in result.get("failed", []):
+        error = _ANSI.sub("", cell.get("raw_error", "")).strip().splitlines()
+        problems.append(f"test cell `{_first_line(cell['source'])}` fails: {error[-1] if error else '?'}")
+    for cell in result.get("changed", []):
+        problems.append(f"read-only cell `{_first_line(cell['source'])}` was changed")
+    return problems
+
+
+def _has_code(source: str) -> bool:
+    return any(line.strip() and not line.strip().startswith("#") for line in source.splitlines())
+
+
+def validate_release(notebook: Path) -> list[str]:
+    timeout = course_config().Execute.get("timeout", 120)
+    nb = nbformat.read(notebook, as_version=4)
+    NotebookClient(nb, timeout=timeout, kernel_name="python3", allow_errors=True,
+                   resources={"metadata": {"path": str(notebook.parent)}}).execute()
+    problems = []
+    for cell in nb.cells:
+        if cell.cell_type != "code":
+            continue
+        meta = nbgrader(cell)
+        errors = [o for o in cell.get("outputs", []) if o.get("output_type") == "error"]
+        for error in errors:
+            if error["ename"] != "NotImplementedError":
+                problems.append(f"cell {meta.get('grade_id', cell.get('id'))}: unexpected "
+                                f"{error['ename']}: {error['evalue'][:200]}")
+        if meta.get("grade") and _has_code(cell.source) and not errors:
+            problems.append(f"graded test {meta['grade_id']} passes with the stub (it must fail)")
+    return problems
+
+
+def validate(assignments: list[str] | None = None, course: course_dir.CourseDir = course_dir.COURSE,
+             kinds: tuple[str, ...] = ("source", "release")) -> list[str]:
+    problems = []
+    for assignment in assignments or course_dir.assignments():
+        for kind, notebook, check in (("source", course_dir.source_notebook(assignment), validate_source),
+                                      ("release", course_dir.release_notebook(assignment, course.release),
+                                       validate_release)):
+            if kind not in kinds:
+                continue
+            if not notebook.is_file():
+                problems.append(f"{kind} {assignment}: {notebook} is missing (run `make release`)")
+                continue
+            found = check(notebook)
+            problems += [f"{kind} {assignment}: {p}" for p in found]
+            print(f"validate: {kind:7} {assignment}: {'OK' if not found else f'{len(found)} problem(s)'}")
+    return problems

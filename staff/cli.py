@@ -1,0 +1,192 @@
+"""``python -m staff <command>``: the instructor's one command line (the Makefile calls only this).
+
+Commands, in workflow order: ``fixtures``, ``fixtures-check``, ``fixtures-verify``, ``validate``,
+``release``, ``publish``, ``figure``, ``collect``, ``samples``, ``autograde``, ``feedback``,
+``export``, ``report``. Heavy modules are imported inside each command, so ``--help`` is instant.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from course import paths, settings
+
+
+def _fixtures(args) -> int:
+    from staff.authoring import fixtures
+
+    fixtures.build(args.out or paths.fixtures_dir(), args.assignments or None)
+    return 0
+
+
+def _fixtures_check(args) -> int:
+    from staff.authoring import fixtures
+
+    problems = fixtures.check(args.root or paths.fixtures_dir(), args.assignments or None)
+    for problem in problems:
+        print(f"fixtures-check: {problem}", file=sys.stderr)
+    print("fixtures-check: committed fixtures agree with a fresh build (within a share, by default a tenth, of the grading "
+          "tolerances)" if not problems else
+          f"fixtures-check: {len(problems)} difference(s) that could change a grade: after changing a "
+          "recipe or a solution, run `make fixtures` and commit the result")
+    return 1 if problems else 0
+
+
+def _fixtures_verify(args) -> int:
+    from course import fixtures
+
+    problems = fixtures.verify(args.root or paths.fixtures_dir())
+    for problem in problems:
+        print(f"fixtures: {problem}", file=sys.stderr)
+    print("fixtures: manifest OK" if not problems else "fixtures: run `make fixtures` to rebuild")
+    return 1 if problems else 0
+
+
+def _validated(assignments: list[str], kinds: tuple[str, ...]) -> bool:
+    from staff.authoring import validate
+
+    problems = validate.validate(assignments or None, kinds=kinds)
+    for problem in problems:
+        print(f"validate: FAIL {problem}", file=sys.stderr)
+    return not problems
+
+
+def _validate(args) -> int:
+    return 0 if _validated(args.assignments, (args.only,) if args.only else ("source", "release")) else 1
+
+
+def _release(args) -> int:
+    """Check the source, generate release/ atomically, check the release."""
+    from staff import course_dir
+    from staff.authoring import release
+
+    if not _validated(args.assignments, ("source",)):
+        return 1
+    for notebook in release.generate(args.assignments or None):
+        print(f"release: wrote {notebook.relative_to(course_dir.COURSE.root)}")
+    return 0 if _validated(args.assignments, ("release",)) else 1
+
+
+def _publish(args) -> int:
+    from staff.authoring import publish
+
+    out = publish.build(args.out or publish.BUNDLE)
+    print(f"publish: wrote {out} — push it to {settings.PUBLIC_REPO}")
+    return 0
+
+
+def _figure(args) -> int:
+    from staff.authoring import recipes
+
+    recipe = recipes.load("03_visualising_attention")
+    path = recipe.save_readme_figure(args.path or recipe.README_FIGURE)
+    print(f"figure: wrote {path} ({path.stat().st_size / 1024:.0f} KB)")
+    return 0
+
+
+def _collect(args) -> int:
+    from staff.authoring import collect
+
+    if not args.zip.is_file():
+        print(f"collect: {args.zip} does not exist", file=sys.stderr)
+        return 2
+    found, unmatched = collect.collect(args.zip)
+    for assignment, students in sorted(found.items()):
+        print(f"collect: {assignment}: {len(students)} submission(s) into submitted/")
+    if unmatched:
+        print(f"collect: {len(unmatched)} file(s) NOT imported (name matches no assignment; expected "
+              f"<student-id>_..._<assignment>.ipynb):", file=sys.stderr)
+        for name in unmatched:
+            print(f"  {name}", file=sys.stderr)
+    return 0
+
+
+def _samples(args) -> int:
+    from staff.authoring import samples
+
+    written = samples.copy_to_submitted(args.assignments or None)
+    print(f"samples: wrote {len(written)} submissions into submitted/")
+    return 0
+
+
+def _autograde(args) -> int:
+    from staff.grading import autograde, status
+
+    limits = autograde.Limits(**{k: v for k, v in (("cell", args.cell_timeout), ("wall", args.wall)) if v},
+                              **({"memory": int(args.memory_gb * 2**30)} if args.memory_gb else {}))
+    outcomes = autograde.autograde(args.assignments or None, jobs=args.jobs, limits=limits)
+    print(status.summary(outcomes))
+    return 0
+
+
+def _feedback(args) -> int:
+    from staff.grading import feedback
+
+    feedback.feedback(args.assignments or None)
+    return 0
+
+
+def _export(args) -> int:
+    from staff.grading import export
+
+    export.export()
+    return 0
+
+
+def _report(args) -> int:
+    from staff import course_dir
+    from staff.grading import report
+
+    found = report.rows(args.assignments or None)
+    print(report.table(found) if found else "report: no graded submissions (run `make autograde`)")
+    if args.html and found:
+        print(f"report: wrote {report.write_report().relative_to(course_dir.COURSE.root)}")
+    return 1 if any(r.expected is not None and r.expected != r.auto_score for r in found) else 0
+
+
+def parser() -> argparse.ArgumentParser:
+    top = argparse.ArgumentParser(prog="python -m staff", description=__doc__.split("\n")[0])
+    sub = top.add_subparsers(dest="command", required=True, metavar="command")
+
+    def command(name: str, run, help: str, assignments: bool = True) -> argparse.ArgumentParser:
+        p = sub.add_parser(name, help=help, description=help)
+        p.set_defaults(run=run)
+        if assignments:
+            p.add_argument("assignments", nargs="*", help="default: every assignment")
+        return p
+
+    command("fixtures", _fixtures, "rebuild the saved tensors from the recipes and rewrite the manifests "
+            "(after a change to a recipe or a solution)").add_argument(
+        "--out", type=Path, help="default: the course's fixtures/")
+    command("fixtures-check", _fixtures_check, "rebuild into a temporary folder and compare with the "
+            "committed fixtures within a tenth of the grading tolerances (rewrites nothing)").add_argument(
+        "--root", type=Path, help="committed fixtures (default: the course's fixtures/)")
+    command("fixtures-verify", _fixtures_verify, "check every fixture file against its SHA-256 manifest",
+            assignments=False).add_argument("--root", type=Path)
+    command("validate", _validate, "source notebooks pass all tests; released ones fail only with "
+            "NotImplementedError").add_argument("--only", choices=["source", "release"])
+    command("release", _release, "check the source, generate release/ atomically with nbgrader, "
+            "check the release")
+    command("publish", _publish, "build the student bundle in publish/", assignments=False).add_argument(
+        "--out", type=Path)
+    command("figure", _figure, "redraw the README's attention figure", assignments=False).add_argument(
+        "path", nargs="?", type=Path)
+    command("collect", _collect, "import an LMS zip of notebooks into submitted/",
+            assignments=False).add_argument("zip", type=Path)
+    command("samples", _samples, "copy the bundled sample submissions into submitted/")
+    grade = command("autograde", _autograde, "grade every submission in parallel, with a status each")
+    grade.add_argument("--jobs", type=int, help="parallel submissions (default: JOBS, else one per core)")
+    grade.add_argument("--cell-timeout", type=int, help="seconds per cell (default: CELL_TIMEOUT)")
+    grade.add_argument("--wall", type=int, help="seconds per notebook (default: NOTEBOOK_TIMEOUT)")
+    grade.add_argument("--memory-gb", type=float, help="memory per grading process (default: MEMORY_GB)")
+    command("feedback", _feedback, "per-student feedback HTML, hidden tests redacted")
+    command("export", _export, "grades.csv with status, reason and manual_pending columns", assignments=False)
+    command("report", _report, "the score table; --html also writes reports/report.html").add_argument(
+        "--html", action="store_true")
+    return top
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    return args.run(args)

@@ -1,0 +1,41 @@
+"""``grades.csv``: nbgrader's export plus ``status``, ``reason`` and ``manual_pending`` columns, so
+a failed autograde or an answer no TA has graded yet never reads as a real zero."""
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+from staff import course_dir, nbgrader_cli
+from staff.course_dir import CourseDir
+from staff.grading import report
+from staff.grading.status import load_status
+
+
+def export(course: CourseDir = course_dir.COURSE) -> Path:
+    csv_path = course.root / "grades.csv"
+    nbgrader_cli.run("export", f"--to={csv_path}", "--log-level=WARN", course=course)
+    with csv_path.open() as f:
+        rows = list(csv.DictReader(f))
+    status = load_status(course)
+    pending = {(r.student, r.assignment): r.manual_pending for r in report.rows(course=course)}
+    seen = set()
+    for row in rows:
+        key = (row["student_id"], row["assignment"])
+        seen.add(key)
+        known = status.get(key)
+        submitted = bool(row.get("timestamp")) or key in pending
+        row["status"] = known["status"] if known else ("graded" if key in pending else
+                                                      "not submitted" if not submitted else "not graded")
+        row["reason"] = known["reason"] if known else ""
+        row["manual_pending"] = pending.get(key, 0.0)
+    for (student, assignment), known in sorted(status.items()):
+        if (student, assignment) not in seen:  # never reached the gradebook (e.g. invalid notebook)
+            rows.append({"assignment": assignment, "student_id": student, "raw_score": 0.0, "score": 0.0,
+                         "status": known["status"], "reason": known["reason"], "manual_pending": 0.0})
+    fields = list(dict.fromkeys([*(rows[0].keys() if rows else []), "status", "reason", "manual_pending"]))
+    with csv_path.open("w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=fields, restval="")
+        writer.writeheader()
+        writer.writerows(rows)
+    print(f"export: wrote {csv_path}")
+    return csv_path

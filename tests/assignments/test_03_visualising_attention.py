@@ -1,0 +1,155 @@
+"""Assignment 3's reference solution (run from the source notebook) on the real pretrained weights:
+the from-scratch model and transformers agree on head-averaged attention, padding is handled, the
+statistics stay within their bounds, and the notebook's figure checks accept the solution's
+figures and reject broken ones. Fast: one model load, no notebook execution."""
+from __future__ import annotations
+
+import math
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+import torch  # noqa: E402
+
+from staff.authoring import recipes  # noqa: E402
+from staff.authoring.reference import solution_namespace  # noqa: E402
+
+visualising = recipes.load("03_visualising_attention")
+
+PAIRS = [("The cat sat on the mat", "The cat lay on the rug"),
+         ("time flies like an arrow", "fruit flies like a banana"),
+         ("The cat sat on the mat", None)]
+
+
+@pytest.fixture(scope="module")
+def sol():
+    namespace = solution_namespace(visualising.ASSIGNMENT)
+    visualising.load_models(namespace)  # sets tokenizer, hf_model and model (from scratch)
+    yield namespace
+    plt.close("all")
+
+
+def _both(sol, text, text_pair):
+    input_ids, tokens, start = sol["encode"](sol["tokenizer"], text, text_pair)
+    with torch.no_grad():
+        theirs = sol["hf_model"](input_ids=input_ids, output_attentions=True).attentions
+        ours = sol["model"](input_ids, torch.ones_like(input_ids))[2]
+    return tokens, start, sol["head_averaged_attention"](ours), sol["head_averaged_attention"](theirs)
+
+
+@pytest.mark.parametrize("text, text_pair", PAIRS)
+def test_from_scratch_and_transformers_agree_on_pretrained_weights(sol, text, text_pair):
+    tokens, _, ours, theirs = _both(sol, text, text_pair)
+    n_layers = sol["hf_model"].config.n_layers
+    assert ours.shape == theirs.shape == (n_layers, len(tokens), len(tokens))
+    assert (ours - theirs).abs().max().item() < 1e-5  # measured: 0.0 (same operations, same order)
+    assert torch.allclose(ours.sum(dim=-1), torch.ones(n_layers, len(tokens)), atol=1e-5)
+
+
+@pytest.mark.parametrize("text, text_pair", PAIRS)
+def test_encode_places_special_tokens(sol, text, text_pair):
+    input_ids, tokens, start = sol["encode"](sol["tokenizer"], text, text_pair)
+    assert input_ids.dtype == torch.long and input_ids.shape == (1, len(tokens))
+    assert tokens[0] == "[CLS]" and tokens[-1] == "[SEP]"
+    assert tokens.count("[SEP]") == (1 if text_pair is None else 2)
+    assert start == (None if text_pair is None else tokens.index("[SEP]") + 1)
+
+
+def test_padded_batch_keeps_real_tokens_only(sol):
+    tokenizer, hf_model = sol["tokenizer"], sol["hf_model"]
+    texts = ["A much longer sentence than the other one, with padding after it.", "Short one."]
+    batch = tokenizer(texts, padding=True, return_tensors="pt")
+    with torch.no_grad():
+        padded = hf_model(**batch, output_attentions=True).attentions
+        for index, text in enumerate(texts):
+            alone = hf_model(**tokenizer(text, return_tensors="pt"), output_attentions=True).attentions
+            got = sol["head_averaged_attention"](padded, index=index, attention_mask=batch["attention_mask"])
+            want = sol["head_averaged_attention"](alone)
+            assert got.shape == want.shape
+            assert (got - want).abs().max().item() < visualising.PADDING_DRIFT
+
+
+def test_left_padding_and_holes_are_selected_by_the_mask(sol):
+    attentions = tuple(torch.rand(2, 3, 5, 5).softmax(dim=-1) for _ in range(4))
+    mask = torch.tensor([[0, 1, 1, 0, 1], [1, 1, 1, 1, 1]])
+    got = sol["head_averaged_attention"](attentions, index=0, attention_mask=mask)
+    full = sol["head_averaged_attention"](attentions, index=0)
+    keep = torch.tensor([1, 2, 4])
+    assert torch.equal(got, full[:, keep][:, :, keep])
+
+
+@pytest.mark.parametrize("text, text_pair", PAIRS)
+def test_shares_and_entropy_stay_within_bounds(sol, text, text_pair):
+    tokens, _, avg, _ = _both(sol, text, text_pair)
+    shares, entropy = sol["attention_shares"](avg, tokens), sol["attention_entropy"](avg)
+    assert set(shares) == {"cls", "sep", "self"}
+    for value in shares.values():
+        assert value.shape == (len(avg),) and ((value >= 0) & (value <= 1 + 1e-6)).all()
+    assert (shares["cls"] + shares["sep"] <= 1 + 1e-5).all()  # disjoint columns of rows summing to 1
+    assert entropy.shape == (len(avg),)
+    assert ((entropy >= 0) & (entropy <= math.log(len(tokens)) + 1e-5)).all()
+
+
+def test_statistics_of_uniform_and_one_hot_attention(sol):
+    tokens = ["[CLS]", "a", "[SEP]", "b", "c", "[SEP]"]
+    seq = len(tokens)
+    uniform = torch.full((1, seq, seq), 1 / seq)
+    shares = sol["attention_shares"](uniform, tokens)
+    assert torch.allclose(shares["cls"], torch.tensor([1 / seq]))
+    assert torch.allclose(shares["sep"], torch.tensor([2 / seq]))
+    assert torch.allclose(shares["self"], torch.tensor([1 / seq]))
+    assert torch.allclose(sol["attention_entropy"](uniform), torch.tensor([math.log(seq)]))
+    one_hot = torch.eye(seq)[None]  # every token attends only to itself: exact zeros elsewhere
+    assert torch.equal(sol["attention_entropy"](one_hot), torch.zeros(1))
+    assert torch.allclose(sol["attention_shares"](one_hot, tokens)["self"], torch.ones(1))
+
+
+def test_figure_checks_accept_the_solution_figures(sol):
+    tokens, _, attentions, avg = sol["attention_maps"](*PAIRS[1])
+    fig = sol["plot_all_layers"](avg, tokens)
+    for layer, ax in enumerate(sol["layer_panels"]("plot_all_layers", fig, len(avg))):
+        sol["check_heatmap"](f"layer {layer}", ax, avg[layer], tokens, tokens, layer)
+    n_heads = attentions[0].shape[1]
+    fig = sol["plot_token_attention"](attentions, tokens, 3)
+    for layer, ax in enumerate(sol["layer_panels"]("plot_token_attention", fig, len(avg))):
+        sol["check_heatmap"](f"layer {layer}", ax, attentions[layer][0, :, 3], tokens,
+                             [str(h) for h in range(n_heads)], layer)
+    plt.close("all")
+
+
+def test_figure_checks_reject_broken_heatmaps(sol):
+    tokens = ["[CLS]", "the", "cat", "[SEP]"]
+    avg = torch.rand(2, 4, 4).softmax(dim=-1)
+    check = sol["check_heatmap"]
+    fig, ax = plt.subplots()
+    ax.imshow(avg[1].T.numpy())  # keys as rows: transposed
+    ax.set_xticks(range(4), tokens)
+    ax.set_yticks(range(4), tokens)
+    ax.set(title="layer 1", xlabel="key", ylabel="query")
+    with pytest.raises(AssertionError, match="values shown"):
+        check("transposed", ax, avg[1], tokens, tokens, 1)
+    ax.images[0].set_data(avg[1].numpy())
+    check("fixed", ax, avg[1], tokens, tokens, 1)
+    with pytest.raises(AssertionError, match="title must name the layer"):
+        check("wrong layer", ax, avg[1], tokens, tokens, 11)  # "layer 1" is not "layer 11"
+    ax.set_xticks(range(0, 4, 2), tokens[::2])
+    with pytest.raises(AssertionError, match="x tick labels"):
+        check("thinned labels", ax, avg[1], tokens, tokens, 1)
+    fig.suptitle("")
+    with pytest.raises(AssertionError, match="one panel titled 'layer 0'"):
+        sol["layer_panels"]("one panel only", fig, 2)
+    plt.close("all")
+
+
+def test_readme_figure_is_small_and_readable_size(tmp_path):
+    path = visualising.save_readme_figure(tmp_path / "figure.png")
+    data = path.read_bytes()
+    assert data.startswith(b"\x89PNG") and len(data) < 200_000
+    committed = visualising.README_FIGURE
+    if committed.is_file():  # same pixels size as the committed figure (regenerate it if this fails)
+        width_height = np.frombuffer(data[16:24], dtype=">u4")
+        assert (width_height == np.frombuffer(committed.read_bytes()[16:24], dtype=">u4")).all()

@@ -1,0 +1,31 @@
+"""The notebooks, end to end with real nbgrader: every source notebook passes all its tests, every
+released notebook fails only on its stubs, and every bundled sample gets its exact score (the
+expensive grading runs once per test process in the ``graded_course`` fixture, tests/conftest.py)."""
+from __future__ import annotations
+
+import pytest
+
+from staff import course_dir
+from staff.authoring import samples, validate
+from staff.grading import report
+
+pytestmark = pytest.mark.notebooks
+ASSIGNMENTS = course_dir.assignments()
+
+
+@pytest.mark.parametrize("assignment", ASSIGNMENTS)
+def test_source_notebook_passes_all_its_tests(assignment):
+    assert validate.validate_source(course_dir.source_notebook(assignment)) == []
+
+
+@pytest.mark.parametrize("assignment", ASSIGNMENTS)
+def test_released_notebook_fails_only_with_not_implemented(assignment):
+    assert validate.validate_release(course_dir.release_notebook(assignment)) == []
+
+
+@pytest.mark.parametrize("sample", [s for a in ASSIGNMENTS for s in samples.load(a)],
+                         ids=lambda s: f"{s.assignment}-{s.student}")
+def test_sample_gets_its_exact_expected_score(graded_course, sample):
+    found = {(r.student, r.assignment): r for r in report.rows(course=graded_course)}
+    row = found[(sample.student, sample.assignment)]
+    assert row.auto_score == sample.expected_score, f"{sample.student}: {sample.description}"

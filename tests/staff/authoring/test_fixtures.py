@@ -1,0 +1,90 @@
+"""Fixtures rebuild to the committed values within a share of their grading tolerance (never bit
+for bit: float results differ across CPUs and BLAS kernels), the check rewrites nothing, and the
+comparison itself tells rounding from a difference that could change a grade."""
+from __future__ import annotations
+
+import hashlib
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+from safetensors.numpy import load_file, save_file
+
+from course import paths
+from staff.authoring import fixtures, recipes
+
+pytestmark = pytest.mark.notebooks  # rebuilding runs the solutions and loads the pretrained model
+
+
+def _tree_hash(root: Path) -> str:
+    digest = hashlib.sha256()
+    for path in sorted(p for p in root.rglob("*") if p.is_file()):
+        digest.update(path.relative_to(root).as_posix().encode() + path.read_bytes())
+    return digest.hexdigest()
+
+
+@pytest.mark.parametrize("assignment", recipes.assignments())
+def test_committed_fixtures_agree_with_a_fresh_build(assignment):
+    before = _tree_hash(paths.fixtures_dir())
+    assert fixtures.check(paths.fixtures_dir(), [assignment]) == []
+    assert _tree_hash(paths.fixtures_dir()) == before, "the check must never rewrite committed fixtures"
+
+
+def _float_arrays(root: Path):
+    """(assignment, name, path, arrays) of every fixture file whose values the check compares."""
+    for assignment in recipes.assignments():
+        trained = getattr(recipes.load(assignment), "TRAINED", ())
+        for path in sorted(root.glob(f"*/{assignment}/*.safetensors")):
+            if path.stem not in trained:
+                yield assignment, path.stem, path, load_file(str(path))
+
+
+def _perturbed_copy(tmp_path: Path, perturb) -> Path:
+    copy = tmp_path / "fixtures"
+    shutil.copytree(paths.fixtures_dir(), copy)
+    for assignment, name, path, arrays in _float_arrays(copy):
+        save_file({key: np.asarray(perturb(assignment, name, key, value), dtype=value.dtype) if np.issubdtype(value.dtype, np.floating)
+                   else value for key, value in arrays.items()}, str(path))
+    return copy
+
+
+def test_rounding_passes_and_a_grading_size_difference_fails(tmp_path):
+    rng = np.random.default_rng(0)
+
+    def rounding(assignment, name, key, value):  # +-2 units in the last place of the array's dtype
+        return value + rng.choice([-2, 2], size=value.shape).astype(value.dtype) * np.spacing(value)
+
+    def grading_size(assignment, name, key, value):  # one entry moved by its whole grading tolerance
+        if not value.size:
+            return value
+        tolerance = fixtures.grading_tolerance(assignment, name, key)
+        moved = value.astype(np.float64).copy()
+        flat = moved.reshape(-1)
+        flat[0] += 1.01 * (tolerance.atol + tolerance.rtol * abs(flat[0]))
+        return moved.astype(value.dtype)
+
+    assignments = recipes.assignments()
+    committed = paths.fixtures_dir()
+    assert fixtures.compare_trees(_perturbed_copy(tmp_path / "rounding", rounding), committed, assignments) == []
+
+    problems = fixtures.compare_trees(_perturbed_copy(tmp_path / "grading", grading_size), committed, assignments)
+    expected = {f"{path.parent.parent.name}/{assignment}/{path.name}:{key}"
+                for assignment, _, path, arrays in _float_arrays(committed)
+                for key, value in arrays.items() if np.issubdtype(value.dtype, np.floating) and value.size}
+    assert {p.split(": ")[0] for p in problems} == expected
+
+
+def test_integers_shapes_and_files_must_match_exactly(tmp_path):
+    committed = paths.fixtures_dir()
+    copy = tmp_path / "fixtures"
+    shutil.copytree(committed, copy)
+    ids = copy / "hidden" / "03_visualising_attention" / "padded_batch.safetensors"
+    arrays = load_file(str(ids))
+    arrays["input_ids"] = arrays["input_ids"].copy()
+    arrays["input_ids"][0, 1] += 1
+    save_file(arrays, str(ids))
+    (copy / "public" / "01_attention" / "softmax.safetensors").unlink()
+    problems = fixtures.compare_trees(copy, committed, ["01_attention", "03_visualising_attention"])
+    assert any("padded_batch.safetensors:input_ids: 1 of" in p for p in problems), problems
+    assert any(p.startswith("public/01_attention: files") for p in problems), problems

@@ -1,0 +1,24 @@
+"""grades.csv lists every graded sample with its status and pending manual points."""
+from __future__ import annotations
+
+import csv
+
+import pytest
+
+from staff import course_dir
+from staff.authoring import samples
+from staff.grading import export
+
+pytestmark = pytest.mark.notebooks
+
+
+def test_export_lists_every_submission(graded_course):
+    csv_path = export.export(course=graded_course)
+    with csv_path.open() as f:
+        rows = list(csv.DictReader(f))
+    found = {(r["student_id"], r["assignment"]): r for r in rows}
+    for a in course_dir.assignments():
+        for s in samples.load(a):
+            row = found[(s.student, a)]
+            assert float(row["raw_score"]) >= s.expected_score  # manual points come on top
+            assert row["status"] == s.expected_status and row["manual_pending"] != ""

@@ -1,0 +1,62 @@
+"""Helpers several test modules share (on the path through pyproject's ``pythonpath``)."""
+from __future__ import annotations
+
+from html.parser import HTMLParser
+
+import torch
+
+#: A tiny sentence pair for bertviz views: 2 layers, 3 heads, 8 tokens, sentence B from token 5.
+LAYERS, HEADS = 2, 3
+TOKENS = ["[CLS]", "the", "cat", "sat", "[SEP]", "it", "slept", "[SEP]"]
+SENTENCE_B_START = 5
+N = len(TOKENS)
+
+
+def tiny_attention() -> tuple[torch.Tensor, ...]:
+    """What a transformers model returns with output_attentions=True, from a tiny random BERT."""
+    from transformers import BertConfig, BertModel
+
+    torch.manual_seed(0)
+    config = BertConfig(
+        vocab_size=32, hidden_size=12, num_hidden_layers=LAYERS, num_attention_heads=HEADS,
+        intermediate_size=16, max_position_embeddings=N, attn_implementation="eager",
+    )
+    model = BertModel(config).eval()
+    token_type_ids = torch.tensor([[0] * SENTENCE_B_START + [1] * (N - SENTENCE_B_START)])
+    with torch.no_grad():
+        out = model(input_ids=torch.arange(N)[None], token_type_ids=token_type_ids, output_attentions=True)
+    assert isinstance(out.attentions, tuple) and out.attentions[0].shape == (1, HEADS, N, N)
+    return out.attentions
+
+
+class Dom(HTMLParser):
+    """Elements of a dumped page, in order: tag, attributes, text (of <text>/<option>), and the id
+    of the enclosing <select>. Script bodies are not parsed as elements."""
+
+    def __init__(self, page: str):
+        super().__init__()
+        self.elements: list[dict] = []
+        self._texts: list[dict] = []
+        self._select: str | None = None
+        self.feed(page)
+
+    def handle_starttag(self, tag, attrs):
+        element = {"tag": tag, "attrs": dict(attrs), "text": "", "select": self._select}
+        self.elements.append(element)
+        if tag == "select":
+            self._select = element["attrs"].get("id")
+        if tag in ("text", "option"):
+            self._texts.append(element)
+
+    def handle_endtag(self, tag):
+        if tag == "select":
+            self._select = None
+        if self._texts and self._texts[-1]["tag"] == tag:
+            self._texts.pop()
+
+    def handle_data(self, data):
+        if self._texts:
+            self._texts[-1]["text"] += data
+
+    def find(self, tag: str) -> list[dict]:
+        return [e for e in self.elements if e["tag"] == tag]

