@@ -15,7 +15,7 @@ SYSTEM_PACKAGES := chromium
 TEST_WORKERS ?= auto
 
 .DEFAULT_GOAL := help
-.PHONY: help setup system-packages fixtures fixtures-check validate release publish figures collect samples autograde feedback export report demo test bench-autograde bench-distilbert bench-finetune clean distclean
+.PHONY: help setup system-packages fixtures fixtures-check validate release publish figures collect samples students formgrader screenshots autograde feedback export report demo test bench-autograde bench-distilbert bench-finetune clean distclean
 
 help: ## list the targets in workflow order
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  make %-16s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -63,11 +63,18 @@ collect: setup ## import an LMS zip of notebooks into submitted/: make collect Z
 	@test -n "$(ZIP)" || { echo "usage: make collect ZIP=path/to/lms-download.zip"; exit 2; }
 	$(STAFF) collect "$(ZIP)"
 
-samples: setup ## copy the bundled sample submissions into submitted/
+samples: setup ## copy the bundled sample submissions into submitted/ (and their students' names into the gradebook)
 	$(STAFF) samples
+
+students: setup ## import students' names into the gradebook: make students ROSTER=roster.csv (id,first_name,last_name,email)
+	@test -n "$(ROSTER)" || { echo "usage: make students ROSTER=path/to/roster.csv"; exit 2; }
+	$(STAFF) students "$(ROSTER)"
 
 autograde: setup ## grade every submission in parallel (JOBS=n, default: cores) with a status each
 	$(STAFF) autograde
+
+formgrader: setup ## JupyterLab with nbgrader's formgrader for TAs (PORT=8888): prints the address with its token; Ctrl-C stops it
+	$(STAFF) formgrader $(if $(PORT),--port $(PORT))
 
 feedback: setup ## per-student feedback HTML in feedback/
 	$(STAFF) feedback
@@ -83,6 +90,10 @@ demo: setup release samples autograde feedback export report ## the whole workfl
 test: setup ## the whole test suite, in parallel; prints the 10 slowest tests
 	@$(MAKE) --no-print-directory system-packages
 	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadgroup
+
+screenshots: setup ## redraw the README's formgrader screenshots (docs/figures/) with the browser test
+	@$(MAKE) --no-print-directory system-packages
+	$(PY) -m pytest tests/e2e/test_formgrader.py --screenshots=docs/figures
 
 bench-autograde: setup ## parallel `make autograde` vs sequential nbgrader on 16 samples
 	$(PY) benchmarks/autograde_parallel.py $(ARGS)

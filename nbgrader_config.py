@@ -15,6 +15,12 @@ c = get_config()  # noqa: F821 (provided by nbgrader/traitlets when this file is
 c.CourseDirectory.course_id = "transformers-course"
 c.CourseDirectory.root = str(ROOT)
 c.CourseDirectory.db_url = f"sqlite:///{ROOT / 'gradebook.db'}"
+# The exchange (nbgrader's release/collect folder for JupyterHub setups) lives in the course
+# folder, not /usr/local/share/nbgrader/exchange: without it the formgrader logs a critical error
+# on every request and disables release/collect. Students here get notebooks through Colab and
+# the LMS (`make collect`), so it only needs to exist; it is created when missing, git-ignored.
+c.Exchange.root = str(ROOT / "exchange")
+(ROOT / "exchange").mkdir(exist_ok=True)
 # Never copy editor or Python caches from source/ into release/.
 c.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", "feedback"]
 
@@ -22,6 +28,24 @@ c.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", "feedb
 # themselves under autograde (NBGRADER_EXECUTION), so this is a safety net.
 c.Execute.timeout = current.cell_timeout
 c.Execute.interrupt_on_timeout = True
+
+# The public address is stamped into the notebooks first, so the gradebook's copy of every
+# locked cell has it too (staff/authoring/release.py); then nbgrader's own steps, unchanged.
+c.GenerateAssignment.preprocessors = [
+    "staff.authoring.release.StampPublicAddress",
+    "nbgrader.preprocessors.IncludeHeaderFooter",
+    "nbgrader.preprocessors.InstantiateTests",
+    "nbgrader.preprocessors.LockCells",
+    "nbgrader.preprocessors.ClearSolutions",
+    "nbgrader.preprocessors.ClearOutput",
+    "nbgrader.preprocessors.CheckCellMetadata",
+    "nbgrader.preprocessors.ComputeChecksums",
+    "nbgrader.preprocessors.SaveCells",
+    "nbgrader.preprocessors.ClearHiddenTests",
+    "nbgrader.preprocessors.ClearMarkScheme",
+    "nbgrader.preprocessors.ComputeChecksums",
+    "nbgrader.preprocessors.CheckCellMetadata",
+]
 
 c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedError()"}
 c.ClearSolutions.text_stub = "YOUR ANSWER HERE"

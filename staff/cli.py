@@ -1,8 +1,9 @@
 """``python -m staff <command>``: the instructor's one command line (the Makefile calls only this).
 
 Commands, in workflow order: ``fixtures``, ``fixtures-check``, ``fixtures-verify``, ``validate``,
-``release``, ``publish``, ``figure``, ``collect``, ``samples``, ``autograde``, ``feedback``,
-``export``, ``report``. Heavy modules are imported inside each command, so ``--help`` is instant.
+``release``, ``publish``, ``figure``, ``collect``, ``samples``, ``students``, ``autograde``,
+``formgrader``, ``feedback``, ``export``, ``report``. Heavy modules are imported inside each
+command, so ``--help`` is instant.
 """
 from __future__ import annotations
 
@@ -103,11 +104,30 @@ def _collect(args) -> int:
 
 
 def _samples(args) -> int:
+    from staff import course_dir
     from staff.authoring import samples
+    from staff.grading import gradebook
 
     written = samples.copy_to_submitted(args.assignments or None)
-    print(f"samples: wrote {len(written)} submissions into submitted/")
+    gradebook.import_roster(samples.ROSTER, course_dir.COURSE)
+    print(f"samples: wrote {len(written)} submissions into submitted/ and their students' names "
+          f"into the gradebook")
     return 0
+
+
+def _students(args) -> int:
+    from staff import course_dir
+    from staff.grading import gradebook
+
+    gradebook.import_roster(args.roster, course_dir.COURSE)
+    print(f"students: imported {args.roster} into the gradebook")
+    return 0
+
+
+def _formgrader(args) -> int:
+    from staff.grading import formgrader
+
+    return formgrader.serve(port=args.port)
 
 
 def _autograde(args) -> int:
@@ -174,12 +194,18 @@ def parser() -> argparse.ArgumentParser:
         "path", nargs="?", type=Path)
     command("collect", _collect, "import an LMS zip of notebooks into submitted/",
             assignments=False).add_argument("zip", type=Path)
-    command("samples", _samples, "copy the bundled sample submissions into submitted/")
+    command("samples", _samples, "copy the bundled sample submissions into submitted/ (and their "
+            "students' names into the gradebook)")
+    command("students", _students, "import students' names and emails into the gradebook from a CSV "
+            "(id,first_name,last_name,email)", assignments=False).add_argument("roster", type=Path)
     grade = command("autograde", _autograde, "grade every submission in parallel, with a status each")
     grade.add_argument("--jobs", type=int, help="parallel submissions (default: JOBS, else one per core)")
     grade.add_argument("--cell-timeout", type=int, help="seconds per cell (default: CELL_TIMEOUT)")
     grade.add_argument("--wall", type=int, help="seconds per notebook (default: NOTEBOOK_TIMEOUT)")
     grade.add_argument("--memory-gb", type=float, help="memory per grading process (default: MEMORY_GB)")
+    command("formgrader", _formgrader, "JupyterLab with nbgrader's formgrader on the course, for grading "
+            "free-text answers (prints the address with its token)", assignments=False).add_argument(
+        "--port", type=int, default=8888)
     command("feedback", _feedback, "per-student feedback HTML, hidden tests redacted")
     command("export", _export, "grades.csv with status, reason and manual_pending columns", assignments=False)
     command("report", _report, "the score table; --html also writes reports/report.html").add_argument(

@@ -24,7 +24,12 @@ import pytest  # noqa: E402
 from staff import course_dir  # noqa: E402
 from staff.authoring import release, samples  # noqa: E402
 from staff.course_dir import CourseDir  # noqa: E402
-from staff.grading import autograde  # noqa: E402
+from staff.grading import autograde, gradebook  # noqa: E402
+
+
+def pytest_addoption(parser):
+    parser.addoption("--screenshots", metavar="DIR", default=None,
+                     help="also save the browser tests' screenshots into DIR (make screenshots: docs/figures)")
 
 
 @pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups
@@ -77,9 +82,11 @@ def attention():
 
 @pytest.fixture(scope="session")
 def graded_course(make_course) -> CourseDir:
-    """Every bundled sample submitted and autograded, exactly as `make demo` does."""
+    """Every bundled sample submitted (with its student's name) and autograded, exactly as
+    `make demo` does."""
     course = make_course("graded")
     samples.copy_to_submitted(course=course)
+    gradebook.import_roster(samples.ROSTER, course)
     # One submission per core (one thread each), as `make autograde` does on this machine: the
     # other test processes' work fills the gaps between kernels.
     autograde.autograde(course=course, jobs=os.cpu_count() or 1, progress=False)

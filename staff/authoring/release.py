@@ -13,11 +13,11 @@ import tempfile
 from pathlib import Path
 
 import nbformat
-from nbgrader.utils import compute_checksum
+from nbconvert.preprocessors import Preprocessor
+from nbformat import NotebookNode
 
 from course.settings import PUBLIC_REPO
 from staff import course_dir, nbgrader_cli
-from staff.course_dir import nbgrader
 
 #: Placeholders in source notebooks' header and setup cells, filled from course.settings.PUBLIC_REPO here,
 #: so the public address lives in one place and a fork changes one line.
@@ -30,19 +30,21 @@ def colab_url(assignment: str, repo: str = PUBLIC_REPO) -> str:
     return f"https://colab.research.google.com/github/{github}/blob/main/{assignment}/{assignment}.ipynb"
 
 
-def stamp(notebook: Path, assignment: str) -> None:
-    """Fill the placeholders; recompute nbgrader's checksum of each changed locked cell so the
-    released cell still counts as unmodified."""
-    nb = nbformat.read(notebook, as_version=4)
-    values = {"{{PUBLIC_REPO}}": PUBLIC_REPO, "{{COLAB_URL}}": colab_url(assignment)}
-    for cell in nb.cells:
-        if any(p in cell.source for p in PLACEHOLDERS):
+class StampPublicAddress(Preprocessor):
+    """nbgrader preprocessor, first in ``generate_assignment`` (``nbgrader_config.py``): fills the
+    placeholders before nbgrader computes checksums and saves the source cells in the gradebook,
+    so the release, the gradebook and therefore every autograded notebook, feedback page and
+    formgrader view show the real address, never ``{{PUBLIC_REPO}}``."""
+
+    enabled = True  # nbconvert preprocessors are off unless enabled
+
+    def preprocess(self, nb: NotebookNode, resources: dict):
+        assignment = resources["nbgrader"]["assignment"]
+        values = {"{{PUBLIC_REPO}}": PUBLIC_REPO, "{{COLAB_URL}}": colab_url(assignment)}
+        for cell in nb.cells:
             for placeholder, value in values.items():
                 cell.source = cell.source.replace(placeholder, value)
-            meta = nbgrader(cell)
-            if "checksum" in meta:
-                meta["checksum"] = compute_checksum(cell)
-    nbformat.write(nb, notebook)
+        return nb, resources
 
 
 def generate(assignments: list[str] | None = None,
@@ -58,7 +60,6 @@ def generate(assignments: list[str] | None = None,
                              f"--CourseDirectory.release_directory={staging}", course=course)
             if not course_dir.release_notebook(assignment, staging).is_file():
                 raise RuntimeError(f"nbgrader produced no {assignment}.ipynb in {staging / assignment}")
-            stamp(course_dir.release_notebook(assignment, staging), assignment)
         for assignment in assignments:
             target, old = release_root / assignment, release_root / f".old-{assignment}"
             if target.exists():

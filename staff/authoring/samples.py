@@ -28,6 +28,9 @@ import nbformat
 from staff import course_dir
 from staff.course_dir import nbgrader
 
+#: The sample students' names (id,first_name,last_name,email), imported with the samples.
+ROSTER = course_dir.SAMPLES / "roster.csv"
+
 _CELL = re.compile(r"^# %% (\S+)\s*$", re.MULTILINE)
 _HEADER = re.compile(r"^# (expected_score|expected_status|based_on): (.+)$", re.MULTILINE)
 

@@ -51,3 +51,12 @@ def register(assignments: list[str], course: CourseDir) -> None:
         for assignment in missing:
             nbgrader_cli.run("generate_assignment", assignment, "--log-level=WARN",
                              f"--CourseDirectory.release_directory={tmp}", course=course)
+
+
+def import_roster(roster: Path, course: CourseDir) -> None:
+    """Students' names and emails from a CSV with the columns ``id,first_name,last_name,email``
+    (nbgrader's own ``db student import``), so the formgrader and the export show real names;
+    students already in the gradebook keep their grades."""
+    if not roster.is_file():
+        raise FileNotFoundError(f"roster {roster} not found (a CSV with columns id,first_name,last_name,email)")
+    nbgrader_cli.run("db", "student", "import", str(roster), "--log-level=WARN", course=course)

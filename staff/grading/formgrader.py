@@ -1,0 +1,97 @@
+"""nbgrader's formgrader, where TAs grade the free-text answers: JupyterLab on the course folder with
+nbgrader's server and lab extensions (``make formgrader``).
+
+The server's root is the course folder, because the formgrader only works on a course inside the
+server's root, and nbgrader reads the course's ``nbgrader_config.py`` from there. It listens on
+loopback with a fresh token; as root JupyterLab refuses to start without ``--allow-root``. The
+grading page loads MathJax from this server (``jupyter_server_mathjax``; ``jupyter/``), not a
+CDN: offline a CDN leaves every formula as raw ``$...$``.
+"""
+from __future__ import annotations
+
+import os
+import secrets
+import subprocess
+import time
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+
+from staff import nbgrader_cli
+from staff.course_dir import COURSE, CourseDir
+
+#: A Jupyter data folder put first on JUPYTER_PATH for the server: its nbconvert template
+#: ``base/mathjax.html.j2`` shadows nbconvert's (MathJax from this server, not a CDN).
+JUPYTER_DATA = Path(__file__).with_name("jupyter")
+
+
+def _environment() -> dict[str, str]:
+    env = nbgrader_cli.environment()
+    env["JUPYTER_PATH"] = os.pathsep.join(p for p in (str(JUPYTER_DATA), env.get("JUPYTER_PATH", "")) if p)
+    return env
+
+
+@dataclass(frozen=True)
+class Server:
+    process: subprocess.Popen
+    url: str      # http://127.0.0.1:<port>
+    token: str
+
+    def page(self, path: str) -> str:
+        """``url/path`` with the token, e.g. ``page("formgrader")``."""
+        return f"{self.url}/{path.lstrip('/')}{'&' if '?' in path else '?'}token={self.token}"
+
+    def stop(self) -> None:
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+
+
+def command(course: CourseDir, port: int, token: str) -> list[str]:
+    args = [str(nbgrader_cli.BINDIR / "jupyter"), "lab", "--no-browser", "--ip=127.0.0.1", f"--port={port}",
+            "--port-retries=0", f"--ServerApp.root_dir={course.root}", f"--IdentityProvider.token={token}",
+            "--ServerApp.open_browser=False"]
+    if os.geteuid() == 0:
+        args.append("--allow-root")
+    return args
+
+
+def start(course: CourseDir = COURSE, port: int = 8888, log: Path | None = None, timeout: float = 120) -> Server:
+    """Start JupyterLab in the background and wait until the formgrader answers."""
+    token = secrets.token_hex(16)
+    out = open(log, "w") if log else subprocess.DEVNULL  # noqa: SIM115 (the server owns it)
+    process = subprocess.Popen(command(course, port, token), cwd=course.root, env=_environment(),
+                               stdout=out, stderr=subprocess.STDOUT)
+    server = Server(process, f"http://127.0.0.1:{port}", token)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"JupyterLab exited with code {process.returncode}"
+                               + (f"; see {log}" if log else ""))
+        try:
+            with urllib.request.urlopen(server.page("api/status"), timeout=5) as response:
+                if response.status == 200:
+                    return server
+        except (urllib.error.URLError, ConnectionError, TimeoutError):
+            time.sleep(0.5)
+    server.stop()
+    raise TimeoutError(f"JupyterLab did not answer on {server.url} within {timeout:.0f} s")
+
+
+def serve(course: CourseDir = COURSE, port: int = 8888) -> int:
+    """``make formgrader``: run in the foreground until Ctrl-C."""
+    token = secrets.token_hex(16)
+    print(f"formgrader: starting JupyterLab on {course.root}\n"
+          f"  open   http://127.0.0.1:{port}/formgrader?token={token}\n"
+          f"  or     http://127.0.0.1:{port}/lab?token={token}  (menu Nbgrader -> Formgrader)\n"
+          f"  stop   Ctrl-C here (twice if it asks to confirm)\n"
+          f"  from another machine: ssh -L {port}:127.0.0.1:{port} <this host>, then open the address above",
+          flush=True)
+    try:
+        return subprocess.call(command(course, port, token), cwd=course.root, env=_environment())
+    except KeyboardInterrupt:
+        return 0

@@ -1,0 +1,156 @@
+"""A TA grades free-text answers in nbgrader's formgrader, in real Chromium (Playwright driving
+Debian's chromium), on the course graded once per run (every bundled sample, with names).
+
+The flow: JupyterLab loads with nbgrader's extensions; the formgrader lists the assignments;
+Manual Grading lists an assignment's submissions; the TA opens one that needs manual grading,
+reads the free-text answer, enters points and a comment, and moves to the next student. The
+gradebook then holds those points, `grades.csv` shows them with nothing pending, and re-grading
+the submission keeps them. Formulas render and nothing loads from the internet. Screenshots of each step go to the test's folder (and to
+``--screenshots=DIR``: `make screenshots` writes the README's into docs/figures/).
+"""
+from __future__ import annotations
+
+import csv
+import shutil
+import socket
+
+import pytest
+from nbgrader.api import Gradebook
+
+from course import paths
+from staff.grading import autograde, export, formgrader
+
+pytestmark = pytest.mark.notebooks
+ASSIGNMENT = "02_distilbert"
+STUDENT = "correct"  # the sample whose free-text answers are good ones
+NAME = "Johnson, Katherine"  # its name in samples/roster.csv, as the formgrader lists it
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def server(graded_course, tmp_path_factory):
+    chromium = shutil.which("chromium")
+    if not chromium:
+        pytest.skip("chromium is not installed: run `make system-packages` (as root) or "
+                    "`sudo apt-get install chromium`")
+    # The course's own configuration, as an instructor's course folder has it (its exchange, ...).
+    shutil.copy2(paths.ROOT / "nbgrader_config.py", graded_course.root / "nbgrader_config.py")
+    log = tmp_path_factory.mktemp("formgrader") / "jupyter.log"
+    running = formgrader.start(graded_course, port=_free_port(), log=log)
+    yield running, chromium, log
+    running.stop()
+
+
+@pytest.fixture(scope="module")
+def page(server):
+    from playwright.sync_api import sync_playwright
+
+    running, chromium, _ = server
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
+        tab = browser.new_page(viewport={"width": 1280, "height": 900})
+        tab.problems = []  # what a TA would see in the console: errors and failed requests
+        tab.on("pageerror", lambda error: tab.problems.append(f"page error: {error}"))
+        tab.on("requestfailed", lambda request: request.url.startswith("about:")
+               or tab.problems.append(f"request failed: {request.url}"))
+        tab.goto(running.page("lab"))  # logs in with the token (a cookie for every later page)
+        yield tab
+        browser.close()
+
+
+@pytest.fixture(scope="module")
+def shots(tmp_path_factory, request):
+    folder = tmp_path_factory.mktemp("screenshots")
+    wanted = request.config.getoption("screenshots")
+
+    def shoot(tab, name: str):
+        path = folder / f"formgrader-{name}.png"
+        tab.screenshot(path=str(path))
+        if wanted:
+            shutil.copy2(path, f"{wanted}/{path.name}")
+
+    return shoot
+
+
+def test_jupyterlab_loads_nbgrader_extensions(page, shots):
+    page.wait_for_selector("#jp-main-dock-panel", timeout=60_000)
+    page.get_by_text("Nbgrader", exact=True).first.wait_for(timeout=30_000)
+    shots(page, "1-lab")
+
+
+def test_formgrader_lists_the_assignments_with_their_submissions(page, server, shots):
+    running = server[0]
+    page.goto(f"{running.url}/formgrader/manage_assignments")
+    page.wait_for_selector("text=02_distilbert", timeout=30_000)
+    text = page.inner_text("body")
+    for assignment in ("01_attention", "02_distilbert", "03_visualising_attention", "04_finetuning"):
+        assert assignment in text
+    assert "{{" not in page.content()
+    shots(page, "2-assignments")
+
+
+def test_manage_students_shows_real_names(page, server):
+    page.goto(f"{server[0].url}/formgrader/manage_students")
+    page.wait_for_selector("text=Lovelace", timeout=30_000)
+    assert "None, None" not in page.inner_text("body")
+
+
+def test_ta_grades_a_free_text_answer_and_moves_on(page, server, graded_course, shots):
+    running = server[0]
+    page.goto(f"{running.url}/formgrader/gradebook/{ASSIGNMENT}/{ASSIGNMENT}")
+    page.wait_for_selector("table a", timeout=30_000)
+    shots(page, "3-submissions")
+    links = page.eval_on_selector_all("table a", "els => els.map(e => [e.textContent.trim(), e.getAttribute('href')])")
+    href = next(h for text, h in links if text == NAME)  # the row's (hidden) name link
+    page.locator(f"table a[href='{href}']").first.click()  # "Submission #n", as a TA clicks it
+    page.wait_for_selector("#q_cls", timeout=30_000)
+    body = page.inner_text("body")
+    assert "lets [CLS] attend to all tokens" in body, "the student's free-text answer is shown"
+    assert "{{" not in page.content(), "no unfilled placeholder on the grading page"
+    # Formulas are typeset by the server's own MathJax (no CDN), and nothing failed to load.
+    page.wait_for_function("window.MathJax && MathJax.Hub && document.querySelector('.MathJax')",
+                           timeout=30_000)
+    assert not page.problems, page.problems
+    with page.expect_response(lambda r: "/api/grade/" in r.url and r.request.method == "PUT"):
+        page.fill("#q_cls", "3.5")
+        page.press("#q_cls", "Tab")
+    with page.expect_response(lambda r: "/api/comment/" in r.url and r.request.method == "PUT"):
+        page.fill("#q_cls-comment", "Good on (a); (b) misses why DistilBERT has no pooler.")
+        page.press("#q_cls-comment", "Tab")
+    with page.expect_response(lambda r: "/api/grade/" in r.url and r.request.method == "PUT"):
+        page.fill("#q_padding", "2")
+        page.press("#q_padding", "Tab")
+    shots(page, "4-graded")
+    page.click("a:has-text('Next')")
+    page.wait_for_load_state()
+    page.wait_for_selector("#q_cls", timeout=30_000)
+    assert page.url.rstrip("/").split("/")[-1] != "next"
+    shots(page, "5-next")
+
+    with Gradebook(graded_course.db_url) as gb:
+        assert gb.find_grade("q_cls", ASSIGNMENT, ASSIGNMENT, STUDENT).manual_score == 3.5
+        assert gb.find_grade("q_padding", ASSIGNMENT, ASSIGNMENT, STUDENT).manual_score == 2
+        comment = gb.find_comment("q_cls", ASSIGNMENT, ASSIGNMENT, STUDENT).manual_comment
+        assert comment.startswith("Good on (a)")
+
+    with export.export(graded_course).open() as f:
+        row = next(r for r in csv.DictReader(f) if (r["student_id"], r["assignment"]) == (STUDENT, ASSIGNMENT))
+    assert float(row["manual_pending"]) == 0.0 and float(row["raw_score"]) == 44 + 5.5
+
+    outcome = autograde.grade_one(graded_course, STUDENT, ASSIGNMENT, autograde.Limits())
+    assert outcome.status == "graded"
+    with Gradebook(graded_course.db_url) as gb:
+        assert gb.find_grade("q_cls", ASSIGNMENT, ASSIGNMENT, STUDENT).manual_score == 3.5
+        assert gb.find_submission(ASSIGNMENT, STUDENT).score == 44 + 5.5
+
+
+def test_no_server_errors_while_grading(server):
+    log = server[2].read_text()
+    assert "[C " not in log and "Traceback" not in log, log[-3000:]
