@@ -154,3 +154,52 @@ def test_ta_grades_a_free_text_answer_and_moves_on(page, server, graded_course, 
 def test_no_server_errors_while_grading(server):
     log = server[2].read_text()
     assert "[C " not in log and "Traceback" not in log, log[-3000:]
+
+
+SCALE = 300  # submissions of one assignment, as a large course has them
+
+
+@pytest.fixture(scope="module")
+def crowded(graded_course, server, tmp_path_factory):
+    """A copy of the graded course with 300 more submissions of assignment 1 in its gradebook
+    (copies of a graded sample: its autograded notebook, its automatic points, a free-text answer
+    to grade), served by a second formgrader."""
+    root = tmp_path_factory.mktemp("crowded") / "course"
+    shutil.copytree(graded_course.root, root, symlinks=True)
+    course = type(graded_course)(root)
+    assignment, model = "01_attention", "correct_loops"
+    with Gradebook(course.db_url) as gb:
+        points = {g.name: g.auto_score for g in gb.find_submission_notebook(assignment, assignment, model).grades}
+        for i in range(SCALE):
+            student = f"student{i:03d}"
+            gb.update_or_create_student(student, first_name=f"First{i:03d}", last_name=f"Last{i:03d}")
+            submission = gb.add_submission(assignment, student)
+            for grade in submission.notebooks[0].grades:
+                grade.auto_score = points[grade.name]
+            shutil.copytree(course.autograded / model / assignment, course.autograded / student / assignment)
+        gb.db.commit()
+    running = formgrader.start(course, port=_free_port(), log=root.parent / "jupyter.log")
+    yield course, running
+    running.stop()
+
+
+def test_formgrader_opens_quickly_with_300_submissions(page, crowded, capsys):
+    import time
+
+    _, running = crowded
+    page.goto(running.page("lab"))  # this server's token
+    start = time.monotonic()
+    page.goto(f"{running.url}/formgrader/gradebook/01_attention/01_attention")
+    page.wait_for_selector("table tbody tr:nth-child(300)", timeout=60_000)
+    list_seconds = time.monotonic() - start
+    rows = page.locator("table tbody tr").count()
+    first = page.locator("table a").first.get_attribute("href")
+    start = time.monotonic()
+    page.goto(running.url + first)
+    page.wait_for_selector("#q_scaling", timeout=60_000)
+    submission_seconds = time.monotonic() - start
+    with capsys.disabled():
+        print(f"\nformgrader with {rows} submissions: list {list_seconds:.2f} s, "
+              f"a submission {submission_seconds:.2f} s")
+    assert rows >= SCALE
+    assert list_seconds < 2.0 and submission_seconds < 2.0
