@@ -22,11 +22,6 @@ SENTENCES = [  # different lengths: a padded batch
 ]
 
 
-@pytest.fixture(autouse=True)
-def offline(monkeypatch):
-    monkeypatch.delenv("COURSE_ONLINE", raising=False)
-
-
 @pytest.fixture(scope="module")
 def sol():
     namespace = solution_namespace(ASSIGNMENT)
@@ -36,16 +31,12 @@ def sol():
 
 @pytest.fixture(scope="module")
 def hf_model():
-    with pytest.MonkeyPatch.context() as patch:  # module scope: loaded before the autouse fixture runs
-        patch.delenv("COURSE_ONLINE", raising=False)
-        return models.load_classifier(fixture_file(ASSIGNMENT, "classifier_head"))
+    return models.load_classifier(fixture_file(ASSIGNMENT, "classifier_head"))  # offline: tests/conftest.py
 
 
 @pytest.fixture(scope="module")
 def tokenizer():
-    with pytest.MonkeyPatch.context() as patch:
-        patch.delenv("COURSE_ONLINE", raising=False)
-        return models.load_tokenizer()
+    return models.load_tokenizer()
 
 
 def max_differences(expected, outputs, attention_mask) -> dict[str, float]:

@@ -17,11 +17,6 @@ SENTENCES = [  # different lengths, so the batch is padded
 ]
 
 
-@pytest.fixture(autouse=True)
-def offline(monkeypatch):
-    monkeypatch.delenv("COURSE_ONLINE", raising=False)
-
-
 @pytest.fixture(scope="module")
 def batch():
     return models.load_tokenizer()(SENTENCES, padding=True, return_tensors="pt")
