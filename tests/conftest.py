@@ -81,6 +81,19 @@ def attention():
 
 
 @pytest.fixture(scope="session")
+def browser():
+    """Headless Chromium (Debian's, driven by Playwright) shared by the browser tests of a process."""
+    from playwright.sync_api import sync_playwright
+    from support import CHROMIUM_ARGS, chromium_or_skip
+
+    executable = chromium_or_skip()
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
+        yield launched
+        launched.close()
+
+
+@pytest.fixture(scope="session")
 def graded_course(make_course) -> CourseDir:
     """Every bundled sample submitted (with its student's name) and autograded, exactly as
     `make demo` does."""

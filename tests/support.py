@@ -1,9 +1,25 @@
 """Helpers several test modules share (on the path through pyproject's ``pythonpath``)."""
 from __future__ import annotations
 
+import shutil
 from html.parser import HTMLParser
 
+import pytest
 import torch
+
+#: How the browser tests start Debian's chromium (headless, as root, in this closed network: without
+#: the background-networking flags it keeps trying outside hosts).
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+
+
+def chromium_or_skip() -> str:
+    """Debian's chromium (`make system-packages` installs it); without it the browser tests skip, saying why."""
+    found = shutil.which("chromium")
+    if not found:
+        pytest.skip("chromium is not installed: run `make system-packages` (as root) or "
+                    "`sudo apt-get install chromium`")
+    return found
 
 #: A tiny sentence pair for bertviz views: 2 layers, 3 heads, 8 tokens, sentence B from token 5.
 LAYERS, HEADS = 2, 3

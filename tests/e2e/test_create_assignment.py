@@ -17,8 +17,6 @@ from staff.course_dir import CourseDir, nbgrader
 from staff.grading import formgrader
 
 pytestmark = pytest.mark.notebooks
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 
 
 @pytest.fixture
@@ -36,36 +34,29 @@ def course(tmp_path) -> CourseDir:
     return CourseDir(tmp_path / "course")
 
 
-def test_create_assignment_panel_marks_cells_and_release_picks_them_up(course, tmp_path):
-    chromium = shutil.which("chromium")
-    if not chromium:
-        pytest.skip("chromium is not installed: run `make system-packages` (as root)")
-    from playwright.sync_api import sync_playwright
-
+def test_create_assignment_panel_marks_cells_and_release_picks_them_up(browser, course, tmp_path):
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     server = formgrader.start(course, port=port, log=tmp_path / "jupyter.log")
     try:
-        with sync_playwright() as playwright:
-            browser = playwright.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
-            page = browser.new_page(viewport={"width": 1400, "height": 900})
-            page.goto(server.page("lab/tree/source/demo/demo.ipynb"))
-            page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=60_000)
-            page.get_by_text("Create Assignment").click()
-            types = page.locator("select.jp-mod-styled")
-            types.nth(2).wait_for(timeout=30_000)
-            types.nth(0).select_option("manual")
-            types.nth(1).select_option("solution")
-            types.nth(2).select_option("tests")
-            points = page.locator(".nbgrader-CellPoints input")
-            points.nth(0).fill("2")
-            points.nth(0).press("Tab")
-            points.nth(2).fill("3")
-            points.nth(2).press("Tab")
-            page.keyboard.press("Control+s")
-            page.wait_for_function("!document.querySelector('.jp-mod-dirty')", timeout=30_000)
-            browser.close()
+        page = browser.new_page(viewport={"width": 1400, "height": 900})
+        page.goto(server.page("lab/tree/source/demo/demo.ipynb"))
+        page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=60_000)
+        page.get_by_text("Create Assignment").click()
+        types = page.locator("select.jp-mod-styled")  # the panel's "Type" of each cell, in order
+        types.nth(2).wait_for(timeout=30_000)
+        types.nth(0).select_option("manual")
+        types.nth(1).select_option("solution")
+        types.nth(2).select_option("tests")
+        points = page.locator(".nbgrader-CellPoints input")
+        points.nth(0).fill("2")
+        points.nth(0).press("Tab")
+        points.nth(2).fill("3")
+        points.nth(2).press("Tab")
+        page.keyboard.press("Control+s")
+        page.wait_for_function("!document.querySelector('.jp-mod-dirty')", timeout=30_000)
+        page.close()
     finally:
         server.stop()
 

@@ -24,8 +24,6 @@ pytestmark = pytest.mark.notebooks
 ASSIGNMENT = "02_distilbert"
 STUDENT = "correct"  # the sample whose free-text answers are good ones
 NAME = "Johnson, Katherine"  # its name in samples/roster.csv, as the formgrader lists it
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 
 
 def _free_port() -> int:
@@ -35,37 +33,29 @@ def _free_port() -> int:
 
 
 @pytest.fixture(scope="module")
-def server(graded_course, tmp_path_factory):
-    chromium = shutil.which("chromium")
-    if not chromium:
-        pytest.skip("chromium is not installed: run `make system-packages` (as root) or "
-                    "`sudo apt-get install chromium`")
+def server(browser, graded_course, tmp_path_factory):
     # The course's own configuration, as an instructor's course folder has it (its exchange, ...).
     shutil.copy2(paths.ROOT / "nbgrader_config.py", graded_course.root / "nbgrader_config.py")
     log = tmp_path_factory.mktemp("formgrader") / "jupyter.log"
     running = formgrader.start(graded_course, port=_free_port(), log=log)
-    yield running, chromium, log
+    yield running, log
     running.stop()
 
 
 @pytest.fixture(scope="module")
-def page(server):
-    from playwright.sync_api import sync_playwright
-
-    running, chromium, _ = server
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
-        tab = browser.new_page(viewport={"width": 1280, "height": 900})
-        tab.problems = []  # what a TA would see in the console: errors and failed requests
-        tab.on("pageerror", lambda error: tab.problems.append(f"page error: {error}"))
-        # A request the browser cancels when the TA moves to another page (net::ERR_ABORTED) is
-        # not a problem; one that cannot be served (an internet address offline) is.
-        tab.on("requestfailed", lambda request: request.url.startswith("about:")
-               or "ERR_ABORTED" in (request.failure or "")
-               or tab.problems.append(f"request failed: {request.url} ({request.failure})"))
-        tab.goto(running.page("lab"))  # logs in with the token (a cookie for every later page)
-        yield tab
-        browser.close()
+def page(server, browser):
+    running, _ = server
+    tab = browser.new_page(viewport={"width": 1280, "height": 900})  # one tab: the TA's session
+    tab.problems = []  # what a TA would see in the console: errors and failed requests
+    tab.on("pageerror", lambda error: tab.problems.append(f"page error: {error}"))
+    # A request the browser cancels when the TA moves to another page (net::ERR_ABORTED) is not a
+    # problem; one that cannot be served (an internet address, offline) is.
+    tab.on("requestfailed", lambda request: request.url.startswith("about:")
+           or "ERR_ABORTED" in (request.failure or "")
+           or tab.problems.append(f"request failed: {request.url} ({request.failure})"))
+    tab.goto(running.page("lab"))  # logs in with the token (a cookie for every later page)
+    yield tab
+    tab.close()
 
 
 @pytest.fixture(scope="module")
@@ -156,7 +146,7 @@ def test_ta_grades_a_free_text_answer_and_moves_on(page, server, graded_course, 
 
 
 def test_no_server_errors_while_grading(server):
-    log = server[2].read_text()
+    log = server[1].read_text()
     assert "[C " not in log and "Traceback" not in log, log[-3000:]
 
 
