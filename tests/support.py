@@ -17,8 +17,8 @@ def chromium_or_skip() -> str:
     """Debian's chromium (`make system-packages` installs it); without it the browser tests skip, saying why."""
     found = shutil.which("chromium")
     if not found:
-        pytest.skip("chromium is not installed: run `make system-packages` (as root) or "
-                    "`sudo apt-get install chromium`")
+        pytest.skip("chromium is not installed: run `make system-packages` as root (it installs "
+                    "Debian's chromium package)")
     return found
 
 #: A tiny sentence pair for bertviz views: 2 layers, 3 heads, 8 tokens, sentence B from token 5.
