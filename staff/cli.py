@@ -133,8 +133,13 @@ def _formgrader(args) -> int:
 def _autograde(args) -> int:
     from staff.grading import autograde, status
 
-    limits = autograde.Limits(**{k: v for k, v in (("cell", args.cell_timeout), ("wall", args.wall)) if v},
-                              **({"memory": int(args.memory_gb * 2**30)} if args.memory_gb else {}))
+    limits = autograde.Limits()  # defaults from course.settings; flags override them
+    if args.cell_timeout:
+        limits.cell = args.cell_timeout
+    if args.wall:
+        limits.wall = args.wall
+    if args.memory_gb:
+        limits.memory = int(args.memory_gb * 2**30)
     outcomes = autograde.autograde(args.assignments or None, jobs=args.jobs, limits=limits)
     print(status.summary(outcomes))
     return 0

@@ -4,7 +4,7 @@
 the Colab badges point), the public fixtures, the student package ``course/`` (whole: it holds
 exactly what notebooks import), the course's sentiment data, the pins and a student README — and
 nothing else. Solutions, hidden
-tests, hidden fixtures, sample submissions and the gradebook stay here; ``tests/test_publish.py``
+tests, hidden fixtures, sample submissions and the gradebook stay here; ``tests/staff/authoring/test_publish.py``
 scans the bundle for any trace of them.
 """
 from __future__ import annotations
