@@ -71,7 +71,7 @@ students: setup ## import students' names into the gradebook: make students ROST
 	$(STAFF) students "$(ROSTER)"
 
 autograde: setup ## grade every submission in parallel (JOBS=n, default: cores) with a status each
-	$(STAFF) autograde
+	$(STAFF) autograde $(if $(UNSAFE),--unsafe-no-sandbox)
 
 formgrader: setup ## JupyterLab with nbgrader's formgrader for TAs (PORT=8888): prints the address with its token; Ctrl-C stops it
 	$(STAFF) formgrader $(if $(PORT),--port $(PORT))

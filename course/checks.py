@@ -4,6 +4,10 @@ A failing check names the quantity, then the expected and actual shape or the la
 error, where it occurs and the tolerance, so a student at 2 a.m. knows what to look at.
 Accepts NumPy arrays, Python numbers and PyTorch tensors (compared on the CPU in float64, so
 a check that passes on a GPU passes here too).
+
+Under grading each check also writes a record (:mod:`course.record`) and the judge outside the
+kernel decides the points with these same functions; an expected output the kernel may not see
+(a :class:`~course.record.Withheld` hidden value) is only recorded here, never compared.
 """
 from __future__ import annotations
 
@@ -12,6 +16,9 @@ import types
 from typing import Any
 
 import numpy as np
+
+from course import record
+from course.record import Withheld
 
 # Bound at import time: a student's cell that later replaces np.allclose or np.abs does not
 # change what these checks compute.
@@ -40,7 +47,7 @@ def check_type(name: str, value: Any) -> np.ndarray:
     return array
 
 
-def check_shape(name: str, value: Any, expected_shape: tuple[int, ...]) -> np.ndarray:
+def _shape(name: str, value: Any, expected_shape: tuple[int, ...]) -> np.ndarray:
     array = check_type(name, value)
     expected_shape = tuple(int(s) for s in expected_shape)
     if array.shape != expected_shape:
@@ -48,10 +55,36 @@ def check_shape(name: str, value: Any, expected_shape: tuple[int, ...]) -> np.nd
     return array
 
 
+def check_shape(name: str, value: Any, expected_shape: tuple[int, ...]) -> np.ndarray:
+    array = check_type(name, value)
+    record.write("shape", name, _asarray(array.shape, dtype=np.int64),
+                 _asarray(tuple(int(s) for s in expected_shape), dtype=np.int64))
+    return _shape(name, array, expected_shape)
+
+
+def _record_against(kind: str, name: str, value: Any, expected: Any, **tolerance: float) -> np.ndarray | None:
+    """Record the check; return the expected values, or None when they are withheld here."""
+    got = check_type(name, value)
+    if isinstance(expected, Withheld):
+        record.write(kind, name, got, expected, **tolerance)
+        _shape(name, got, expected.shape)
+        return None
+    want = to_numpy(expected)
+    record.write(kind, name, got, want, **tolerance)
+    return want
+
+
 def check_close(name: str, value: Any, expected: Any, atol: float = 1e-6, rtol: float = 1e-5) -> None:
     """|got - expected| <= atol + rtol * |expected| everywhere (NumPy's allclose rule)."""
+    want = _record_against("close", name, value, expected, atol=atol, rtol=rtol)
+    if want is None:
+        return
+    compare_close(name, value, want, atol, rtol)
+
+
+def compare_close(name: str, value: Any, expected: Any, atol: float, rtol: float) -> None:
     want = to_numpy(expected).astype(np.float64)
-    got = check_shape(name, value, want.shape).astype(np.float64)
+    got = _shape(name, value, want.shape).astype(np.float64)
     if not _isfinite(got).all():
         where = tuple(int(i) for i in np.argwhere(~_isfinite(got))[0])
         raise AssertionError(f"{name}: contains NaN or inf (first at index {where})")
@@ -68,8 +101,15 @@ def check_close(name: str, value: Any, expected: Any, atol: float = 1e-6, rtol: 
 
 
 def check_equal(name: str, value: Any, expected: Any) -> None:
+    want = _record_against("equal", name, value, expected)
+    if want is None:
+        return
+    compare_equal(name, value, want)
+
+
+def compare_equal(name: str, value: Any, expected: Any) -> None:
     want = to_numpy(expected)
-    got = check_shape(name, value, want.shape)
+    got = _shape(name, value, want.shape)
     wrong = got != want
     if wrong.any():
         at = tuple(int(i) for i in np.argwhere(wrong)[0])
@@ -92,6 +132,11 @@ def check_rows_sum_to_one(name: str, weights: Any, atol: float = 1e-5,
 
     ``axes`` names the leading axes for the message, e.g. ``("batch", "head", "row")``.
     """
+    record.write("rows", name, check_type(name, weights), atol=atol)
+    compare_rows(name, weights, atol, axes)
+
+
+def compare_rows(name: str, weights: Any, atol: float, axes: tuple[str, ...] | None = None) -> None:
     array = check_type(name, weights).astype(np.float64)
     if not _isfinite(array).all():
         at = tuple(int(i) for i in np.argwhere(~_isfinite(array))[0])

@@ -11,7 +11,9 @@ safetensors rather than ``.npz``: it writes the same bytes for the same values (
 stamps zip entries with the time), so the manifest only changes when a value does.
 
 A fixture file holds one or more *cases*; keys are ``"<case>.<array>"`` and :func:`load_cases`
-regroups them. Instructors build them with ``python -m staff fixtures`` (``make fixtures``,
+regroups them. In a grading sandbox the kernel sees copies without the expected outputs (the
+grader's ``staff/grading/sandbox.py``): their metadata lists what was withheld, and those keys
+load as :class:`~course.record.Withheld` references the checks record for the judge. Instructors build them with ``python -m staff fixtures`` (``make fixtures``,
 :mod:`staff.authoring.fixtures`); this module only reads and verifies.
 """
 from __future__ import annotations
@@ -22,11 +24,15 @@ from pathlib import Path
 from typing import Iterable, Mapping
 
 import numpy as np
+from safetensors import safe_open
 from safetensors.numpy import load_file
 
 from course import paths
+from course.record import Withheld
 
 MANIFEST = "MANIFEST.json"
+#: safetensors metadata key of a sandbox copy: ``{key: [shape, dtype]}`` of the withheld arrays.
+WITHHELD = "course.withheld"
 
 Arrays = Mapping[str, np.ndarray]
 
@@ -47,7 +53,7 @@ def relative(path: Path, root: Path) -> str:
     return path.relative_to(root).as_posix()
 
 
-def load_fixture(assignment: str, name: str, hidden: bool = False) -> dict[str, np.ndarray]:
+def load_fixture(assignment: str, name: str, hidden: bool = False) -> dict[str, np.ndarray | Withheld]:
     """Load one fixture file after checking it against its manifest."""
     path = fixture_file(assignment, name, hidden)
     root = paths.visibility_dir(hidden)
@@ -64,10 +70,16 @@ def load_fixture(assignment: str, name: str, hidden: bool = False) -> dict[str, 
             f"fixture {path} does not match {root / MANIFEST} (changed or corrupted). "
             f"Run `make fixtures` to rebuild it, or restore it from git."
         )
-    return load_file(str(path))
+    arrays: dict = load_file(str(path))
+    with safe_open(str(path), "np") as handle:
+        withheld = json.loads((handle.metadata() or {}).get(WITHHELD, "{}"))
+    visibility = "hidden" if hidden else "public"
+    for key, (shape, dtype) in withheld.items():
+        arrays[key] = Withheld(f"{visibility}/{assignment}/{name}:{key}", shape, dtype)
+    return arrays
 
 
-def load_cases(assignment: str, name: str, hidden: bool = False) -> list[dict[str, np.ndarray]]:
+def load_cases(assignment: str, name: str, hidden: bool = False) -> list[dict[str, np.ndarray | Withheld]]:
     """A fixture's cases, in order, each a dict of arrays (keys without the case prefix)."""
     grouped: dict[int, dict[str, np.ndarray]] = {}
     for key, value in load_fixture(assignment, name, hidden).items():

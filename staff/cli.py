@@ -15,9 +15,17 @@ from course import paths, settings
 
 
 def _fixtures(args) -> int:
-    from staff.authoring import fixtures
+    from staff import course_dir
+    from staff.authoring import fixtures, recipes
+    from staff.grading import judge
 
-    fixtures.build(args.out or paths.fixtures_dir(), args.assignments or None)
+    out = args.out or paths.fixtures_dir()
+    fixtures.build(out, args.assignments or None)
+    for assignment in args.assignments or course_dir.assignments():
+        if getattr(recipes.load(assignment), "OUTPUTS", None):  # what the judge compares, per test cell
+            specs = judge.build_checks(assignment, out)
+            print(f"fixtures: {judge.checks_file(assignment, out).relative_to(out.parent)}: "
+                  f"{sum(map(len, specs.values()))} checks in {sum(1 for s in specs.values() if s)} judged cells")
     return 0
 
 
@@ -140,7 +148,14 @@ def _autograde(args) -> int:
         limits.wall = args.wall
     if args.memory_gb:
         limits.memory = int(args.memory_gb * 2**30)
-    outcomes = autograde.autograde(args.assignments or None, jobs=args.jobs, limits=limits)
+    from staff.grading.sandbox import SandboxUnavailable
+
+    try:
+        outcomes = autograde.autograde(args.assignments or None, jobs=args.jobs, limits=limits,
+                                       unsafe=args.unsafe_no_sandbox)
+    except SandboxUnavailable as error:
+        print(f"autograde: stopped, no sandbox for the student kernels: {error}", file=sys.stderr)
+        return 2
     print(status.summary(outcomes))
     return 0
 
@@ -208,6 +223,8 @@ def parser() -> argparse.ArgumentParser:
     grade.add_argument("--cell-timeout", type=int, help="seconds per cell (default: CELL_TIMEOUT)")
     grade.add_argument("--wall", type=int, help="seconds per notebook (default: NOTEBOOK_TIMEOUT)")
     grade.add_argument("--memory-gb", type=float, help="memory per grading process (default: MEMORY_GB)")
+    grade.add_argument("--unsafe-no-sandbox", action="store_true",
+                       help="grade without the sandbox where none can be made (grades are marked unsafe)")
     command("formgrader", _formgrader, "JupyterLab with nbgrader's formgrader on the course, for grading "
             "free-text answers (prints the address with its token)", assignments=False).add_argument(
         "--port", type=int, default=8888)

@@ -44,7 +44,8 @@ class RedactHiddenTests(Preprocessor):
         cell.source, had_hidden = visible_part(cell.source)
         if had_hidden:
             score, points = meta.get("score"), meta.get("points")
-            failed = any(o.get("output_type") == "error" for o in cell.outputs)
+            # the gradebook's points (set by the judge outside the kernel), not what the kernel printed
+            failed = score is None or points is None or score < points
             verdict = "failed" if failed else "passed"
             detail = f" ({score:g} / {points:g} points)" if score is not None and points is not None else ""
             cell.outputs = [new_output("stream", name="stdout", text=f"Hidden tests {verdict}{detail}.\n")]

@@ -11,6 +11,11 @@ from staff.authoring.reference import solution_namespace
 ASSIGNMENT = "01_attention"
 #: The tolerances (atol, rtol) the notebook's tests compare these fixtures with (staff.authoring.fixtures).
 TOLERANCES = {"*": (1e-6, 1e-5), "softmax": (1e-8, 1e-5), "positional_encoding": (1e-8, 1e-5)}
+#: The expected outputs in each fixture (key patterns): a grading kernel never sees them, the judge
+#: compares with them (staff/grading/sandbox.py, judge.py). Everything else is an input.
+OUTPUTS = {"softmax": ("expected",), "positional_encoding": ("expected",),
+           "self_attention": ("y", "weights", "causal_weights"), "multihead": ("y", "weights"),
+           "masked": ("y", "weights", "y_single", "weights_single")}
 
 
 def _weights(rng: np.random.Generator, *shape: int) -> np.ndarray:

@@ -1,0 +1,104 @@
+"""What a graded test cell hands to the judge: records of what the student's code returned.
+
+The kernel computes, the grader judges. Under grading (``COURSE_RECORDS`` names a folder, set by
+the sandbox) every check in :mod:`course.checks` writes one record: the value the student's code
+produced, the tolerance the check uses, and what it is compared with: either a :class:`Withheld`
+expected output (a reference into the fixtures, whose values are not in this kernel at all) or,
+for checks against a literal or against another of the student's own results, that value too. A
+judge outside the kernel (``staff/grading/judge.py``) compares the records with the trusted
+fixtures and sets the points; nothing printed or raised here decides a grade.
+
+Records are safetensors files (typed arrays plus string metadata, never pickle), one per check,
+numbered in order, each limited in size. Outside grading (a student's own run) nothing is written.
+"""
+from __future__ import annotations
+
+import itertools
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+RECORDS_VARIABLE = "COURSE_RECORDS"
+#: The judge refuses bigger records; the kernel refuses to write them in the first place.
+MAX_RECORD_BYTES = 32 * 2**20
+_counter = itertools.count()
+
+
+class Withheld:
+    """An expected output the kernel may not see: its shape, dtype and where the judge finds it.
+
+    ``case["y"].shape`` and ``case["y"][:, :3]`` work (the index travels with the reference);
+    anything that needs the values says why they are not here.
+    """
+
+    __slots__ = ("ref", "index", "shape", "dtype")
+
+    def __init__(self, ref: str, shape: tuple[int, ...], dtype: str, index: tuple = ()):
+        self.ref, self.index, self.shape, self.dtype = ref, tuple(index), tuple(shape), np.dtype(dtype)
+
+    def __getitem__(self, item: Any) -> "Withheld":
+        items = item if isinstance(item, tuple) else (item,)
+        if not all(isinstance(i, (int, np.integer, slice)) for i in items):
+            raise TypeError("a withheld expected output takes only integer and slice indices")
+        items = tuple(int(i) if not isinstance(i, slice) else i for i in items)
+        shape = np.broadcast_to(np.zeros((), self.dtype), self.shape)[items].shape
+        return Withheld(self.ref, shape, self.dtype.str, self.index + (encode_index(items),))
+
+    def __len__(self) -> int:
+        return self.shape[0]
+
+    def __array__(self, *args, **kwargs):
+        raise TypeError(f"{self.ref} is a hidden expected output: its values are not in this kernel "
+                        f"(the grader compares them outside). Pass it to a check from course.checks.")
+
+    def __repr__(self) -> str:
+        return f"<withheld {self.ref} shape={self.shape}>"
+
+
+def encode_index(items: tuple) -> list:
+    return [[i.start, i.stop, i.step] if isinstance(i, slice) else i for i in items]
+
+
+def decode_index(encoded: list) -> tuple:
+    return tuple(slice(*i) if isinstance(i, list) else int(i) for i in encoded)
+
+
+def folder() -> Path | None:
+    value = os.environ.get(RECORDS_VARIABLE)
+    return Path(value) if value else None
+
+
+def _cell() -> int:
+    """The execution count of the running cell: how the judge knows which test cell recorded.
+    (IPython counts the cell before running it, so while it runs the shell's count is one ahead.)"""
+    try:
+        shell = get_ipython()  # type: ignore[name-defined]  # noqa: F821 (IPython's builtin)
+        return int(shell.execution_count) - 1
+    except NameError:
+        return -1
+
+
+def write(kind: str, label: str, got: np.ndarray | None, expected: Any = None, **numbers: float) -> None:
+    """Append one record (no-op outside grading)."""
+    out = folder()
+    if out is None:
+        return
+    from safetensors.numpy import save_file  # only under grading
+
+    meta = {"kind": kind, "label": str(label)[:300], "cell": str(_cell()),
+            **{k: repr(float(v)) for k, v in numbers.items()}}
+    arrays = {}
+    if got is not None:
+        arrays["got"] = np.ascontiguousarray(got)
+    if isinstance(expected, Withheld):
+        meta["ref"], meta["index"] = expected.ref, json.dumps(expected.index)
+    elif expected is not None:
+        arrays["expected"] = np.ascontiguousarray(expected)
+    if sum(a.nbytes for a in arrays.values()) > MAX_RECORD_BYTES:
+        raise ValueError(f"{label}: the value is too large to record ({MAX_RECORD_BYTES >> 20} MB at most)")
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / f"{next(_counter):06d}-{os.getpid()}.safetensors"
+    save_file(arrays, str(path), metadata=meta)

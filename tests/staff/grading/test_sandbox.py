@@ -1,0 +1,139 @@
+"""The grading sandbox, tried as a hostile kernel would: what it can see, write, reach and spawn.
+
+Each test runs real Python inside the same bubblewrap sandbox grading kernels get
+(staff/grading/sandbox.py), with a scratch folder and a fixtures view of assignment 1."""
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from course.settings import ROOT
+from staff.grading import sandbox
+
+
+@pytest.fixture(scope="module")
+def spec(tmp_path_factory):
+    try:
+        sandbox.probe()
+    except sandbox.SandboxUnavailable as error:
+        pytest.skip(f"no sandbox on this machine: {error}")
+    folder = tmp_path_factory.mktemp("sandbox")
+    folder.chmod(0o755)
+    view = sandbox.fixtures_view(["01_attention"], folder / "fixtures")
+    return sandbox.make_spec(folder / "scratch", view, processes=64)
+
+
+def run(spec, code: str) -> dict:
+    """Run ``code`` in the sandbox; it prints one JSON object, returned here."""
+    argv = sandbox.command(spec, [sys.executable, "-c", code], {"COURSE_FIXTURES": str(ROOT / "fixtures")})
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_the_course_tree_is_not_there(spec):
+    seen = run(spec, f"""
+import json, os
+root = {str(ROOT)!r}
+print(json.dumps({{"root": sorted(os.listdir(root)),
+                   "fixtures": sorted(os.listdir(os.path.join(root, "fixtures")))}}))""")
+    assert set(seen["root"]) <= {"course", "data", "fixtures", ".venv"}, seen["root"]
+    for secret in ("source", "staff", ".git", "gradebook.db", "submitted", "autograded", "samples"):
+        assert secret not in seen["root"]
+    assert seen["fixtures"] == ["hidden", "public"]  # no judge/ folder (the checks) either
+
+
+def test_expected_outputs_are_withheld_from_the_kernel(spec):
+    seen = run(spec, """
+import json
+from course.fixtures import load_cases
+from course.record import Withheld
+case = load_cases("01_attention", "softmax", hidden=True)[0]
+public = load_cases("01_attention", "softmax")[0]
+try:
+    import numpy as np; np.asarray(case["expected"]); leaked = True
+except TypeError:
+    leaked = False
+print(json.dumps({"x": type(case["x"]).__name__, "expected": type(case["expected"]).__name__,
+                  "public": type(public["expected"]).__name__, "leaked": leaked,
+                  "shape": list(case["expected"].shape)}))""")
+    assert seen == {"x": "ndarray", "expected": "Withheld", "public": "Withheld", "leaked": False,
+                    "shape": seen["shape"]} and seen["shape"]
+
+
+def test_read_only_except_the_scratch_folder(spec):
+    seen = run(spec, f"""
+import json, os
+result = {{}}
+for path in ({str(ROOT / "course" / "x.py")!r}, "/x", "/usr/x", {str(Path(spec.scratch) / "work" / "ok.txt")!r}):
+    try:
+        open(path, "w").write("x")
+        result[path] = "written"
+    except OSError as error:
+        result[path] = type(error).__name__
+print(json.dumps(result))""")
+    assert seen.pop(str(Path(spec.scratch) / "work" / "ok.txt")) == "written"
+    assert all(v != "written" for v in seen.values()), seen
+    assert not (ROOT / "course" / "x.py").exists()
+
+
+def test_no_network_not_even_the_graders_loopback(spec):
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(1)
+    listener.settimeout(5)
+    port = listener.getsockname()[1]
+    accepted = []
+    threading.Thread(target=lambda: accepted.append(_accept(listener)), daemon=True).start()
+    seen = run(spec, f"""
+import json, socket
+out = {{}}
+for host in ("127.0.0.1", "1.1.1.1"):
+    try:
+        socket.create_connection((host, {port}), timeout=3).close()
+        out[host] = "connected"
+    except OSError as error:
+        out[host] = error.strerror or type(error).__name__
+print(json.dumps(out))""")
+    assert "connected" not in seen.values(), seen
+    assert accepted in ([], [None])
+
+
+def _accept(listener):
+    try:
+        return listener.accept()
+    except OSError:
+        return None
+
+
+def test_a_fork_bomb_stops_at_the_process_limit(spec):
+    seen = run(spec, """
+import json, os, time
+children = 0
+try:
+    for _ in range(5000):
+        if os.fork() == 0:
+            time.sleep(3)
+            os._exit(0)
+        children += 1
+except OSError as error:
+    stopped = error.strerror
+else:
+    stopped = None
+print(json.dumps({"children": children, "stopped": stopped}))""")
+    assert seen["stopped"] and seen["children"] < 64, seen
+
+
+def test_no_secret_in_the_kernels_environment(spec):
+    argv = sandbox.command(spec, [sys.executable, "-c", "import json, os; print(json.dumps(dict(os.environ)))"],
+                           {"GRADEBOOK_URL": "postgresql://ta:secret@db/course", "JUPYTER_TOKEN": "abc",
+                            "OMP_NUM_THREADS": "1"})
+    env = json.loads(subprocess.run(argv, capture_output=True, text=True, timeout=60, check=True).stdout)
+    assert "GRADEBOOK_URL" not in env and "JUPYTER_TOKEN" not in env
+    assert env["OMP_NUM_THREADS"] == "1" and env["HF_HUB_OFFLINE"] == "1"
