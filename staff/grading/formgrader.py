@@ -5,7 +5,8 @@ The server's root is the course folder, because the formgrader only works on a c
 server's root, and nbgrader reads the course's ``nbgrader_config.py`` from there. It listens on
 loopback with a fresh token; as root JupyterLab refuses to start without ``--allow-root``. The
 grading page loads MathJax from this server (``jupyter_server_mathjax``; ``jupyter/``), not a
-CDN: offline a CDN leaves every formula as raw ``$...$``.
+CDN: offline a CDN leaves every formula as raw ``$...$``. It also shows, under each free-text
+answer, the model answer from ``source/`` (``model_answers.py``, registered by ``jupyter/``).
 """
 from __future__ import annotations
 
@@ -22,7 +23,9 @@ from staff import nbgrader_cli
 from staff.course_dir import COURSE, CourseDir
 
 #: A Jupyter data folder put first on JUPYTER_PATH for the server: its nbconvert template
-#: ``base/mathjax.html.j2`` shadows nbconvert's (MathJax from this server, not a CDN).
+#: ``base/mathjax.html.j2`` shadows nbconvert's (MathJax from this server, not a CDN), and its
+#: ``formgrade/conf.json`` adds a preprocessor to nbgrader's grading-page template only (the model
+#: answers; nbconvert merges the conf.json files of a template found in several places).
 JUPYTER_DATA = Path(__file__).with_name("jupyter")
 
 

@@ -3,10 +3,12 @@ Debian's chromium), on the course graded once per run (every bundled sample, wit
 
 The flow: JupyterLab loads with nbgrader's extensions; the formgrader lists the assignments;
 Manual Grading lists an assignment's submissions; the TA opens one that needs manual grading,
-reads the free-text answer, enters points and a comment, and moves to the next student. The
-gradebook then holds those points, `grades.csv` shows them with nothing pending, and re-grading
-the submission keeps them. Formulas render and nothing loads from the internet. Screenshots of each step go to the test's folder (and to
-``--screenshots=DIR``: `make screenshots` writes the README's into docs/figures/).
+reads the free-text answer with the model answer from the source notebook under it (formgrader
+only, never in feedback: tests/staff/grading/test_feedback.py), enters points and a comment, and
+moves to the next student. The gradebook then holds those points, `grades.csv` shows them with
+nothing pending, and re-grading the submission keeps them. Formulas render and nothing loads from
+the internet. Screenshots of each step go to the test's folder (and to ``--screenshots=DIR``:
+`make screenshots` writes the README's into docs/figures/).
 """
 from __future__ import annotations
 
@@ -14,16 +16,28 @@ import csv
 import shutil
 import socket
 
+import nbformat
 import pytest
 from nbgrader.api import Gradebook
 
 from course import paths
+from staff import course_dir
 from staff.grading import autograde, export, formgrader
 
 pytestmark = pytest.mark.notebooks
 ASSIGNMENT = "02_distilbert"
 STUDENT = "correct"  # the sample whose free-text answers are good ones
 NAME = "Johnson, Katherine"  # its name in samples/roster.csv, as the formgrader lists it
+
+
+def _model_answer_sentences(grade_id: str) -> list[str]:
+    """The sentences of a question's model answer as the source notebook has them (markdown's code
+    and emphasis marks dropped, as the page shows them), read here without the code under test."""
+    cell = next(c for c in nbformat.read(course_dir.source_notebook(ASSIGNMENT), as_version=4).cells
+                if course_dir.nbgrader(c).get("grade_id") == grade_id)
+    solution = cell.source.split("BEGIN SOLUTION", 1)[1].split("\n", 1)[1].split("### END SOLUTION")[0]
+    plain = solution.replace("`", "").replace("*", "")
+    return [" ".join(s.split()) for s in plain.split(". ") if len(s.strip()) > 20]
 
 
 def _free_port() -> int:
@@ -107,6 +121,18 @@ def test_ta_grades_a_free_text_answer_and_moves_on(page, server, graded_course, 
     page.wait_for_selector("#q_cls", timeout=30_000)
     body = page.inner_text("body")
     assert "lets [CLS] attend to all tokens" in body, "the student's free-text answer is shown"
+    # Under each free-text answer, its model answer from the source notebook, labelled, open, and
+    # in the cell right after that answer's cell (the one holding its points box).
+    for grade_id in ("q_cls", "q_padding"):
+        after = page.evaluate("id => { const next = document.getElementById(id).closest('.cell').nextElementSibling;"
+                              " const d = next && next.querySelector('details.model-answer');"
+                              " return d && [d.dataset.gradeId, d.open, d.querySelector('summary').innerText]; }", grade_id)
+        assert after and after[0] == grade_id and after[1] and after[2].startswith("Model answer"), after
+        shown = page.locator(f"details.model-answer[data-grade-id={grade_id}] .panel-body")
+        assert shown.is_visible()
+        text = " ".join(shown.inner_text().split())
+        sentences = _model_answer_sentences(grade_id)
+        assert sentences and all(s in text for s in sentences), (grade_id, text[:300])
     assert "{{" not in page.content(), "no unfilled placeholder on the grading page"
     # Formulas are typeset by the server's own MathJax (no CDN), and nothing failed to load.
     page.wait_for_function("window.MathJax && MathJax.Hub && document.querySelector('.MathJax')",
@@ -121,13 +147,22 @@ def test_ta_grades_a_free_text_answer_and_moves_on(page, server, graded_course, 
     with page.expect_response(lambda r: "/api/grade/" in r.url and r.request.method == "PUT"):
         page.fill("#q_padding", "2")
         page.press("#q_padding", "Tab")
+    # Both answers with their model answers in view, the first just below the fixed navigation bar.
+    page.evaluate("window.scrollTo(0, document.getElementById('q_cls').closest('.cell')"
+                  ".getBoundingClientRect().top + window.scrollY - 70)")
+    page.wait_for_timeout(500)  # the fixed bar settles (a shot right after a scroll may catch it moving)
     shots(page, "4-graded")
+    # A TA who has read a model answer closes it; it stays closed for the next students.
+    page.click("details.model-answer[data-grade-id=q_padding] > summary")
+    page.wait_for_function(f"localStorage.getItem('model-answer-open:{ASSIGNMENT}/{ASSIGNMENT}/q_padding') === '0'")
     graded_url = page.url
     page.click("a:has-text('Next')")
     # The next student's submission (or, after the last one, the list it came from).
     page.wait_for_url(lambda url: url != graded_url and not url.rstrip("/").endswith("/next"), timeout=30_000)
     if "/formgrader/submissions/" in page.url:
         page.wait_for_selector("#q_cls", timeout=30_000)
+        state = page.eval_on_selector_all("details.model-answer", "ds => ds.map(d => [d.dataset.gradeId, d.open])")
+        assert dict(state) == {"q_cls": True, "q_padding": False}, state
     else:
         page.wait_for_selector("table a", timeout=30_000)
     shots(page, "5-next")

@@ -1,19 +1,36 @@
 """Feedback HTML (real nbgrader generate_feedback on every graded sample) shows hidden tests only
-as passed or failed with their points: no hidden source, no expected values."""
+as passed or failed with their points: no hidden source, no expected values; and never the model
+answers the formgrader shows TAs (staff/grading/model_answers.py)."""
 from __future__ import annotations
 
 import html as htmllib
 import json
 import re
 
+import nbformat
 import pytest
 
 from staff import course_dir
 from staff.authoring import release, samples
-from staff.grading import feedback
+from staff.grading import feedback, formgrader, model_answers
 
 pytestmark = pytest.mark.notebooks
 ASSIGNMENTS = course_dir.assignments()
+
+
+def _flat(text: str) -> str:
+    return " ".join(text.replace("`", "").replace("*", "").split())
+
+
+def _model_answer_sentences(assignment: str) -> list[str]:
+    """Sentences of the instructor's answers to the free-text questions, read off the source."""
+    sentences = []
+    for cell in nbformat.read(course_dir.source_notebook(assignment), as_version=4).cells:
+        meta = course_dir.nbgrader(cell)
+        if cell.cell_type == "markdown" and meta.get("solution") and meta.get("grade"):
+            solution = cell.source.split("BEGIN SOLUTION", 1)[-1].split("END SOLUTION")[0]
+            sentences += [_flat(s) for s in solution.split(". ") if len(s) > 40]
+    return sentences
 
 
 def test_feedback_shows_hidden_tests_only_as_passed_or_failed(graded_course):
@@ -32,3 +49,24 @@ def test_feedback_shows_hidden_tests_only_as_passed_or_failed(graded_course):
         leaked = [line for line in hidden if line in text and line not in own]  # not the student's own code
         assert not leaked, f"hidden test source in {path}: {leaked[:3]}"
         assert "BEGIN HIDDEN TESTS" not in text and "Hidden tests " in text
+        model = _model_answer_sentences(assignment)
+        assert model, f"no free-text model answer found in source/{assignment}"
+        shown = [s for s in model if s in _flat(text) and s not in _flat(own)]
+        assert not shown, f"model answer in {path}: {shown[:2]}"
+        assert "model-answer" not in path.read_text() and "Model answer" not in text
+
+
+def test_model_answers_are_added_by_the_formgrader_template_only(monkeypatch):
+    """The preprocessor comes with nbgrader's grading-page template (``formgrade``), never with its
+    ``feedback`` one, even where the formgrader's JUPYTER_PATH is set (a terminal in its JupyterLab)."""
+    from nbconvert.exporters import HTMLExporter
+    from nbgrader.server_extensions.formgrader.handlers import template_path
+
+    monkeypatch.setenv("JUPYTER_PATH", str(formgrader.JUPYTER_DATA))
+
+    def adds_model_answers(template: str) -> bool:
+        exporter = HTMLExporter(template_name=template, extra_template_basedirs=[template_path])
+        return any(isinstance(p, model_answers.AddModelAnswers) for p in exporter._preprocessors)
+
+    assert adds_model_answers("formgrade")
+    assert not adds_model_answers("feedback")
