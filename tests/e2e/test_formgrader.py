@@ -147,10 +147,12 @@ def test_ta_grades_a_free_text_answer_and_moves_on(page, server, graded_course, 
     with page.expect_response(lambda r: "/api/grade/" in r.url and r.request.method == "PUT"):
         page.fill("#q_padding", "2")
         page.press("#q_padding", "Tab")
-    # Both answers with their model answers in view, the first just below the fixed navigation bar.
+    # Both answers with their model answers in view, the first just below the fixed navigation bar
+    # (once formgrade.js has finished its 500 ms scroll to the focused box).
+    page.wait_for_function("MathJax.loaded && !$('html, body').is(':animated')", timeout=30_000)
     page.evaluate("window.scrollTo(0, document.getElementById('q_cls').closest('.cell')"
                   ".getBoundingClientRect().top + window.scrollY - 70)")
-    page.wait_for_timeout(500)  # the fixed bar settles (a shot right after a scroll may catch it moving)
+    page.wait_for_timeout(300)  # the fixed bar settles (a shot right after a scroll may catch it moving)
     shots(page, "4-graded")
     # A TA who has read a model answer closes it; it stays closed for the next students.
     page.click("details.model-answer[data-grade-id=q_padding] > summary")
