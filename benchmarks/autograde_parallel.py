@@ -5,6 +5,11 @@
 
 Both runs grade the bundled samples of every assignment (repeated under new student ids until
 there are --submissions of them) in two scratch course folders, from the same release.
+
+Then the cost of isolation: --overhead-submissions of them graded one at a time, each twice in
+the same run: by a plain `nbgrader autograde --student` call (kernel unsandboxed, verdicts from
+the kernel), and by `make autograde`'s own path (kernel in the bubblewrap sandbox, then the judge),
+with the time per notebook of each and their ratio.
 """
 from __future__ import annotations
 
@@ -44,6 +49,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--submissions", type=int, default=16)
     parser.add_argument("--jobs", type=int, default=os.cpu_count())
+    parser.add_argument("--overhead-submissions", type=int, default=8)
     args = parser.parse_args(argv)
     pool = [s for a in course_dir.assignments() for s in samples.load(a)]
     # Interleave assignments so every run grades a mix, as a real batch does.
@@ -67,6 +73,7 @@ def main(argv: list[str] | None = None) -> int:
 
         scores = [{(r.student, r.assignment): r.auto_score for r in report.rows(course=c)}
                   for c in (parallel, sequential)]
+        overhead = _overhead(Path(tmp) / "overhead", chosen[:args.overhead_submissions], parallel.release)
     n = len(chosen)
     print(f"submissions: {n} ({', '.join(sorted({s.assignment for s in chosen}))}); jobs: {args.jobs}; "
           f"cores: {os.cpu_count()}")
@@ -79,7 +86,32 @@ def main(argv: list[str] | None = None) -> int:
         for key in sorted(set(scores[0]) | set(scores[1])):
             if scores[0].get(key) != scores[1].get(key):
                 print(f"  {key}: parallel {scores[0].get(key)} vs sequential {scores[1].get(key)}")
+    plain, isolated = (sum(t.values()) / len(t) for t in overhead)
+    print(f"per notebook, one at a time ({len(overhead[0])} submissions): plain nbgrader {plain:.1f} s, "
+          f"sandbox + judge {isolated:.1f} s: overhead {100 * (isolated / plain - 1):+.1f} %")
+    for assignment in sorted({a for _, a in overhead[0]}):
+        p, i = ([t[k] for k in t if k[1] == assignment] for t in overhead)
+        print(f"  {assignment:<26} plain {sum(p) / len(p):6.1f} s   sandbox + judge {sum(i) / len(i):6.1f} s")
     return 0 if same else 1
+
+
+def _overhead(root: Path, chosen: list[samples.Sample], release_from: Path) -> tuple[dict, dict]:
+    """Seconds per submission: plain nbgrader, then the sandboxed and judged path, same submissions."""
+    course = _course(root, chosen, release_from)
+    gradebook.register(course_dir.assignments(), course)
+    plain, isolated = {}, {}
+    todo = autograde.submissions(course, sorted({s.assignment for s in chosen}))
+    batch = autograde.Batch.prepare(sorted({a for _, a in todo}))
+    for student, assignment in todo:
+        start = time.perf_counter()
+        nbgrader_cli.run("autograde", assignment, f"--student={student}", "--force", "--log-level=ERROR",
+                         course=course, check=False, quiet=True)
+        plain[(student, assignment)] = time.perf_counter() - start
+        start = time.perf_counter()
+        autograde.grade_one(course, student, assignment, autograde.Limits(), os.cpu_count() or 1, batch)
+        isolated[(student, assignment)] = time.perf_counter() - start
+    batch.close()
+    return plain, isolated
 
 
 if __name__ == "__main__":

@@ -41,9 +41,7 @@ class Withheld:
 
     def __getitem__(self, item: Any) -> "Withheld":
         items = item if isinstance(item, tuple) else (item,)
-        if not all(isinstance(i, (int, np.integer, slice)) for i in items):
-            raise TypeError("a withheld expected output takes only integer and slice indices")
-        items = tuple(int(i) if not isinstance(i, slice) else i for i in items)
+        items = tuple(_index_item(i) for i in items)
         shape = np.broadcast_to(np.zeros((), self.dtype), self.shape)[items].shape
         return Withheld(self.ref, shape, self.dtype.str, self.index + (encode_index(items),))
 
@@ -58,12 +56,35 @@ class Withheld:
         return f"<withheld {self.ref} shape={self.shape}>"
 
 
+def _index_item(item: Any):
+    """Integers, slices, and integer or boolean arrays (``want[b][:, real[b]]``), as NumPy takes them."""
+    if isinstance(item, slice):
+        return slice(*(None if v is None else int(v) for v in (item.start, item.stop, item.step)))
+    if isinstance(item, (int, np.integer)) and not isinstance(item, (bool, np.bool_)):
+        return int(item)
+    if hasattr(item, "detach"):  # a torch tensor
+        item = item.detach().cpu().numpy()
+    array = np.asarray(item)
+    if array.dtype == bool or np.issubdtype(array.dtype, np.integer):
+        return array.astype(bool) if array.dtype == bool else array.astype(np.int64)
+    raise TypeError(f"a withheld expected output takes integer, slice and integer or boolean array indices, "
+                    f"not {type(item).__name__}")
+
+
 def encode_index(items: tuple) -> list:
-    return [[i.start, i.stop, i.step] if isinstance(i, slice) else i for i in items]
+    return [{"slice": [i.start, i.stop, i.step]} if isinstance(i, slice)
+            else {"array": i.tolist(), "bool": bool(i.dtype == bool)} if isinstance(i, np.ndarray) else i
+            for i in items]
 
 
 def decode_index(encoded: list) -> tuple:
-    return tuple(slice(*i) if isinstance(i, list) else int(i) for i in encoded)
+    def one(i):
+        if isinstance(i, dict) and "slice" in i:
+            return slice(*i["slice"])
+        if isinstance(i, dict):
+            return np.asarray(i["array"], dtype=bool if i.get("bool") else np.int64)
+        return int(i)
+    return tuple(one(i) for i in encoded)
 
 
 def folder() -> Path | None:
@@ -92,11 +113,11 @@ def write(kind: str, label: str, got: np.ndarray | None, expected: Any = None, *
             **{k: repr(float(v)) for k, v in numbers.items()}}
     arrays = {}
     if got is not None:
-        arrays["got"] = np.ascontiguousarray(got)
+        arrays["got"] = np.array(got, order="C")  # (ascontiguousarray would make a 0-d array 1-d)
     if isinstance(expected, Withheld):
         meta["ref"], meta["index"] = expected.ref, json.dumps(expected.index)
     elif expected is not None:
-        arrays["expected"] = np.ascontiguousarray(expected)
+        arrays["expected"] = np.array(expected, order="C")
     if sum(a.nbytes for a in arrays.values()) > MAX_RECORD_BYTES:
         raise ValueError(f"{label}: the value is too large to record ({MAX_RECORD_BYTES >> 20} MB at most)")
     out.mkdir(parents=True, exist_ok=True)

@@ -115,10 +115,11 @@ class Batch:
         checks = {}
         for assignment in assignments:
             try:
-                checks[assignment] = judge.load_checks(assignment, fixtures)
+                source = nbformat.read(course_dir.source_notebook(assignment), as_version=4)
+                checks[assignment] = judge.load_checks(assignment, fixtures, source)
             except FileNotFoundError as error:
                 print(f"autograde: {error}; {assignment} is graded in the kernel only")
-        return cls(folder, sandbox.fixtures_view(assignments, folder / "fixtures", fixtures), checks, unsafe)
+        return cls(folder, sandbox.fixtures_view(folder / "fixtures", fixtures), checks, unsafe)
 
     def scratch(self, student: str, assignment: str) -> Path:
         path = self.folder / "submissions" / f"{student}.{assignment}"

@@ -57,7 +57,11 @@ class Server:
 def command(course: CourseDir, port: int, token: str) -> list[str]:
     args = [str(nbgrader_cli.BINDIR / "jupyter"), "lab", "--no-browser", "--ip=127.0.0.1", f"--port={port}",
             "--port-retries=0", f"--ServerApp.root_dir={course.root}", f"--IdentityProvider.token={token}",
-            "--ServerApp.open_browser=False"]
+            "--ServerApp.open_browser=False",
+            # nbgrader's formgrader runs in debug mode by default: it then tries to print the whole
+            # server config (logging "Formgrader config is not serializable") and shows it, token
+            # included, in Manage Assignments' "Current configuration" panel.
+            "--FormgradeExtension.debug=False"]
     if os.geteuid() == 0:
         args.append("--allow-root")
     return args

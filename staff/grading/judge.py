@@ -182,11 +182,24 @@ def checks_file(assignment: str, fixtures_root: Path) -> Path:
     return fixtures_root / "judge" / f"{assignment}.json"
 
 
-def load_checks(assignment: str, fixtures_root: Path) -> dict[str, list[dict]]:
+def source_digest(nb) -> str:
+    """SHA-256 of a notebook's code (what its test cells check depends on nothing else but fixtures)."""
+    import hashlib
+
+    code = "\n\x00".join(c.source for c in nb.cells if c.cell_type == "code")
+    return hashlib.sha256(code.encode()).hexdigest()
+
+
+def load_checks(assignment: str, fixtures_root: Path, source_nb=None) -> dict[str, list[dict]]:
+    """The checks each test cell must make; with ``source_nb``, refuse them if that code changed since."""
     path = checks_file(assignment, fixtures_root)
     if not path.is_file():
         raise FileNotFoundError(f"{path} is missing: run `make fixtures` (it records what each test cell checks)")
-    return json.loads(path.read_text())
+    data = json.loads(path.read_text())
+    if source_nb is not None and data["source_sha256"] != source_digest(source_nb):
+        raise ValueError(f"{path} is out of date: the code of source/{assignment} changed since it was built; "
+                         f"run `python -m staff fixtures {assignment}` and commit it")
+    return data["cells"]
 
 
 def specs_from_run(nb, records: list[Record]) -> dict[str, list[dict]]:
@@ -211,7 +224,14 @@ def judge_notebook(nb, records: list[Record], specs: dict[str, list[dict]], fixt
 
 
 def in_kernel_cells(specs: dict[str, list[dict]]) -> list[str]:
+    """Cells whose points nbgrader decides in the kernel (declared ``course.in_kernel`` in the source)."""
     return [grade_id for grade_id, cell_specs in specs.items() if not cell_specs]
+
+
+def kernel_valued_cells(specs: dict[str, list[dict]]) -> list[str]:
+    """Judged cells that compare only with values the kernel computed (a visible test against the
+    pretrained model run in the notebook): judged outside, but on numbers a kernel could forge."""
+    return [grade_id for grade_id, cell_specs in specs.items() if cell_specs and not any(s["ref"] for s in cell_specs)]
 
 
 def set_scores(db_url: str, student: str, assignment: str, verdicts: dict[str, str | None]) -> dict[str, float]:
@@ -242,22 +262,28 @@ def build_checks(assignment: str, fixtures_root: Path, timeout: int = 900) -> di
 
     nb = nbformat.read(course_dir.source_notebook(assignment), as_version=4)
     with tempfile.TemporaryDirectory(prefix="course-checks-") as folder:
-        view = sandbox.fixtures_view([assignment], Path(folder) / "fixtures", fixtures_root)
+        view = sandbox.fixtures_view(Path(folder) / "fixtures", fixtures_root)
         records = read_records(sandbox.execute(nb, Path(folder) / "scratch", view, timeout))
     problems = [f"cell {c.metadata.get('nbgrader', {}).get('grade_id', c.get('id'))}: {o['ename']}: {o['evalue'][:200]}"
                 for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", []) if o.get("output_type") == "error"]
     specs = specs_from_run(nb, records)
     verdicts = judge_notebook(nb, records, specs, Fixtures(fixtures_root))
     problems += [f"{grade_id}: the solution fails its own check: {reason}" for grade_id, reason in verdicts.items() if reason]
+    in_kernel = {c.metadata["nbgrader"]["grade_id"] for c in nb.cells if c.metadata.get("course", {}).get("in_kernel")}
     hidden = {c.metadata["nbgrader"]["grade_id"] for c in nb.cells
               if c.cell_type == "code" and "### BEGIN HIDDEN TESTS" in c.source and c.metadata.get("nbgrader", {}).get("grade")}
-    problems += [f"{grade_id}: hidden tests compare with no withheld fixture value (declare the expected outputs in "
-                 f"the recipe's OUTPUTS)" for grade_id in sorted(hidden) if specs.get(grade_id) and not any(s["ref"] for s in specs[grade_id])]
+    problems += [f"{grade_id}: hidden tests compare with no withheld fixture value: declare the expected outputs in "
+                 f"the recipe's OUTPUTS, or mark the cell `course.in_kernel` (with the reason) in its metadata"
+                 for grade_id in sorted(hidden - in_kernel) if not any(s["ref"] for s in specs.get(grade_id, []))]
+    for grade_id in in_kernel:  # declared by the instructor (source notebook): nbgrader's verdict stands
+        specs[grade_id] = []
     if problems:
         raise AssertionError(f"{assignment}: " + "; ".join(problems))
     path = checks_file(assignment, fixtures_root)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(specs, indent=1, sort_keys=True) + "\n")
+    path.write_text(json.dumps({"source_sha256": source_digest(nbformat.read(course_dir.source_notebook(assignment),
+                                                                              as_version=4)),
+                                "cells": specs}, indent=1, sort_keys=True) + "\n")
     return specs
 
 

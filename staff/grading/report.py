@@ -70,6 +70,25 @@ def table(found: list[Row]) -> str:
     return "\n".join(lines)
 
 
+def trust_notes(assignments: list[str] | None = None) -> str:
+    """Which test cells' points do not come from a comparison with a withheld fixture value."""
+    from course import settings
+    from staff.grading import judge
+
+    lines = []
+    for assignment in assignments or course_dir.assignments():
+        try:
+            specs = judge.load_checks(assignment, settings.current().fixtures)
+        except FileNotFoundError:
+            lines.append(f"{assignment}: no judge checks (run `make fixtures`): every test cell is decided in the kernel")
+            continue
+        for kind, cells in (("decided in the kernel (declared course.in_kernel, or no check)", judge.in_kernel_cells(specs)),
+                            ("judged outside on values the kernel computed", judge.kernel_valued_cells(specs))):
+            if cells:
+                lines.append(f"{assignment}: {kind}: {', '.join(cells)}")
+    return "\n".join(lines)
+
+
 def test_pass_rates(course: CourseDir = course_dir.COURSE) -> dict[str, dict[str, tuple[int, int]]]:
     """assignment -> graded test cell -> (submissions with full points, submissions graded)."""
     rates: dict[str, dict[str, list[int]]] = defaultdict(lambda: defaultdict(lambda: [0, 0]))

@@ -27,7 +27,7 @@ import sys
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from jupyter_client.manager import KernelManager
+from jupyter_client.manager import AsyncKernelManager
 
 from course import settings
 from course.record import RECORDS_VARIABLE
@@ -169,7 +169,7 @@ def _tasks_of(uid: int) -> int:
     return count
 
 
-class SandboxedKernelManager(KernelManager):
+class SandboxedKernelManager(AsyncKernelManager):
     """A kernel manager that starts its kernel in the sandbox described by ``COURSE_SANDBOX``.
 
     Configured on the command line of ``nbgrader autograde`` (``--Execute.kernel_manager_class``);
@@ -187,6 +187,12 @@ class SandboxedKernelManager(KernelManager):
         self.cache_ports = False
         self.connection_file = str(scratch / "ipc" / "connection.json")
 
+    async def _async_pre_start_kernel(self, **kwargs):
+        # An interrupt (the per-cell timeout) goes as a message on the control channel: a signal
+        # would reach bwrap, not the kernel in its own session and PID namespace.
+        self.kernel_spec.interrupt_mode = "message"
+        return await super()._async_pre_start_kernel(**kwargs)
+
     def format_kernel_cmd(self, extra_arguments=None) -> list[str]:
         kernel = super().format_kernel_cmd(extra_arguments)
         if self.spec.uid is not None:  # written by the grader with mode 600: the kernel's user reads it
@@ -200,6 +206,7 @@ def execute(nb, scratch: Path, fixtures: Path, timeout: int) -> Path:
     from nbclient import NotebookClient
 
     spec = make_spec(scratch, fixtures)
+    spec.env["NBGRADER_EXECUTION"] = "autograde"  # as nbgrader sets it: the notebooks cap training then
     manager = SandboxedKernelManager(spec=spec, kernel_name="python3")
     NotebookClient(nb, km=manager, timeout=timeout, allow_errors=True,
                    resources={"metadata": {"path": str(scratch / "work")}}).execute()
@@ -223,8 +230,15 @@ def probe(timeout: float = 30) -> None:
             raise SandboxUnavailable(f"bubblewrap cannot make a sandbox here: {detail}. " + HOW_TO_ENABLE)
 
 
-def fixtures_view(assignments: list[str], out: Path, source: Path | None = None) -> Path:
-    """The fixtures as a grading kernel sees them: every file of ``assignments``, without the
+def _array_name(key: str) -> str:
+    """``"3.y"`` -> ``"y"`` (a case's array); a single-case file's keys have no case number."""
+    case, _, name = key.partition(".")
+    return name if case.isdigit() else key
+
+
+def fixtures_view(out: Path, source: Path | None = None) -> Path:
+    """The fixtures as a grading kernel sees them: every file (one notebook may load another
+    assignment's public fixtures, e.g. assignment 2's trained head in assignment 3), without the
     expected outputs their recipe lists in ``OUTPUTS`` (their shapes and dtypes stay, as
     metadata, so ``load_cases`` gives :class:`course.record.Withheld` references instead), with
     manifests of their own. Public expected outputs are withheld too: a visible test's points
@@ -240,7 +254,7 @@ def fixtures_view(assignments: list[str], out: Path, source: Path | None = None)
     source = source or settings.current().fixtures
     for visibility in ("public", "hidden"):
         (out / visibility).mkdir(parents=True, exist_ok=True)
-        for assignment in assignments:
+        for assignment in sorted(p.name for p in (source / visibility).iterdir() if p.is_dir()):
             outputs = getattr(recipes.load(assignment), "OUTPUTS", {})
             folder = out / visibility / assignment
             folder.mkdir(exist_ok=True)
@@ -248,7 +262,7 @@ def fixtures_view(assignments: list[str], out: Path, source: Path | None = None)
                 patterns = outputs.get(path.stem, ())
                 arrays = load_file(str(path))
                 withheld = {k: [list(v.shape), v.dtype.str] for k, v in arrays.items()
-                            if any(fnmatch(k.partition(".")[2], p) for p in patterns)}
+                            if any(fnmatch(_array_name(k), p) for p in patterns)}
                 save_file({k: v for k, v in arrays.items() if k not in withheld}, str(folder / path.name),
                           metadata={WITHHELD: json.dumps(withheld)})
         write_manifest(out / visibility)

@@ -49,6 +49,11 @@ TOLERANCES = {"*": (1e-5, 1e-5), "model/logits": (1e-5, 0.0), "pretrained": (1e-
               "predictions": (1e-4, 0.0)}
 #: Fixtures that are trained rather than computed (see the module docstring); :func:`train` makes them.
 TRAINED = ("classifier_head",)
+#: The expected outputs in each fixture (key patterns): a grading kernel never sees them, the judge
+#: compares with them (staff/grading/sandbox.py, judge.py). Everything else is an input.
+OUTPUTS = {"embeddings": ("expected",), "block": ("output", "weights"), "block_padded": ("output", "weights"),
+           "model": ("logits", "hidden_states", "attentions"), "predictions": ("probs", "label"),
+           "pretrained": ("logits", "hidden_states", "attentions")}
 
 #: Validation accuracy of the fitted head (offline model, float32), quoted in the notebook.
 HEAD_VALIDATION_ACCURACY = 91 / 128

@@ -40,7 +40,13 @@ from staff.authoring.tensors import padding_mask, text_bytes
 ASSIGNMENT = "03_visualising_attention"
 #: The tolerances (atol, rtol) the notebook's tests compare these fixtures with (staff.authoring.fixtures).
 TOLERANCES = {"*": (1e-6, 1e-5), "statistics/entropy": (1e-5, 1e-5), "sentences/entropy": (1e-5, 1e-5),
-              "sentences/averaged": (1e-5, 0.0)}
+              "sentences/averaged": (1e-5, 0.0), "sentences/maps": (1e-5, 0.0)}
+#: The expected outputs in each fixture (key patterns): a grading kernel never sees them, the judge
+#: compares with them (staff/grading/sandbox.py, judge.py). Everything else is an input: ``maps``
+#: and ``words`` repeat the head-averaged attention and the tokens as the inputs of the statistics
+#: tests, because ``averaged`` and ``tokens`` are what the averaging and encoding tests expect.
+OUTPUTS = {"averaging": ("expected",), "statistics": ("cls", "sep", "self", "entropy"),
+           "sentences": ("input_ids", "tokens", "sentence_b_start", "averaged", "cls", "sep", "self", "entropy")}
 
 #: Sentences students never see in the notebook (None: a single sentence).
 HIDDEN_SENTENCES = [
@@ -83,7 +89,8 @@ def statistics_case(sol: dict, generator: torch.Generator, n_layers: int, tokens
     avg = avg / avg.sum(dim=-1, keepdim=True)
     avg[-1, seq // 2] = torch.nn.functional.one_hot(torch.tensor(seq - 1), seq).float()
     shares = sol["attention_shares"](avg, tokens)
-    return {"averaged": avg.numpy(), "tokens": text_bytes(" ".join(tokens)),
+    return {"averaged": avg.numpy(), "maps": avg.numpy(), "tokens": text_bytes(" ".join(tokens)),
+            "words": text_bytes(" ".join(tokens)),
             **{key: shares[key].numpy() for key in ("cls", "sep", "self")},
             "entropy": sol["attention_entropy"](avg).numpy()}
 
@@ -106,9 +113,10 @@ def sentence_fixtures(sol: dict) -> dict:
         averaged = sol["head_averaged_attention"](hf_model(input_ids=input_ids, output_attentions=True).attentions)
         shares = sol["attention_shares"](averaged, tokens)
         cases.append({"text": text_bytes(text), "text_pair": text_bytes(text_pair or ""), "input_ids": input_ids.numpy(),
-                      "tokens": text_bytes(" ".join(tokens)),
+                      "tokens": text_bytes(" ".join(tokens)), "words": text_bytes(" ".join(tokens)),
                       "sentence_b_start": np.array(-1 if sentence_b_start is None else sentence_b_start),
-                      "averaged": averaged.numpy(), **{key: shares[key].numpy() for key in ("cls", "sep", "self")},
+                      "averaged": averaged.numpy(), "maps": averaged.numpy(),
+                      **{key: shares[key].numpy() for key in ("cls", "sep", "self")},
                       "entropy": sol["attention_entropy"](averaged).numpy()})
         ids.append(input_ids[0])
     seq = max(len(i) for i in ids)

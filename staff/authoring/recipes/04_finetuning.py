@@ -43,6 +43,11 @@ TOLERANCES = {"*": (1e-5, 1e-5), "loss/grad": (1e-6, 1e-5),
               "train": (1e-8, 0.0), "train/lr": (1e-12, 0.0), "train/val_accuracy": (1e-9, 0.0),
               "train/state": (1e-5, 1e-5),  # float32 starting weights (inputs): float32's own resolution
               "analyser": (1e-6, 1e-5)}
+#: The expected outputs in each fixture (key patterns): a grading kernel never sees them, the judge
+#: compares with them (staff/grading/sandbox.py, judge.py). Everything else is an input.
+OUTPUTS = {"head": ("logits", "probabilities"), "loss": ("loss", "grad"), "step": ("losses", "lrs", "step[0-9]*"),
+           "evaluate": ("probabilities", "confusion", "accuracy", "loss"),
+           "train": ("lr", "val_step", "train_loss", "val_accuracy", "final.*"), "analyser": ("probabilities", "positive")}
 CONFIG_FIELDS = ("vocab_size", "max_position_embeddings", "dim", "n_layers", "n_heads", "hidden_dim")
 
 

@@ -6,12 +6,14 @@ Runs real nbgrader in a scratch course with short limits (10 s per cell, 120 s p
 from __future__ import annotations
 
 import csv
+import hashlib
 from pathlib import Path
 
 import nbformat
 import pytest
 from nbgrader.api import Gradebook
 
+from course.settings import ROOT
 from staff.authoring import samples
 from staff.grading import autograde, export
 from staff.grading.status import summary
@@ -44,23 +46,60 @@ def graded(make_course, damaged, samples1):
     text = nbformat.writes(samples.fill(samples1["correct_loops"], course.release))
     (corrupt / f"{ASSIGNMENT}.ipynb").write_text(text[: len(text) // 2])  # a cut-off download
     expected["corrupt_json"] = ("invalid notebook", 0.0)
+    before = tree_hashes(course.root)
     outcomes = autograde.autograde([ASSIGNMENT], course=course, jobs=2, limits=LIMITS, progress=False)
     print(summary(outcomes))
+    trees = before, tree_hashes(course.root)
     with export.export(course).open() as f:
         rows = {r["student_id"]: r for r in csv.DictReader(f) if r["assignment"] == ASSIGNMENT}
-    return course, outcomes, rows, expected
+    return course, outcomes, rows, expected, trees
+
+
+#: What grading may write: nbgrader's own outputs and the gradebook (and its backups).
+GRADING_OUTPUTS = ("submitted", "autograded", "feedback", "gradebook.db")
+
+
+def tree_hashes(course_root: Path) -> dict[str, str]:
+    """SHA-256 of every file of the scratch course outside grading's outputs, and of the repository's
+    own course files (the kernels ran next to them)."""
+    found = {}
+    for root, top in ((course_root, None), (ROOT, ("course", "data", "fixtures", "source", "release", "staff", "samples"))):
+        for path in sorted(root.rglob("*")):
+            rel = path.relative_to(root)
+            if not path.is_file() or "__pycache__" in rel.parts or ".pytest_cache" in rel.parts:
+                continue
+            if root == course_root and rel.parts[0].startswith(GRADING_OUTPUTS):
+                continue
+            if top is not None and rel.parts[0] not in top:
+                continue
+            found[f"{root.name}/{rel}"] = hashlib.sha256(path.read_bytes()).hexdigest()
+    return found
 
 
 def test_every_submission_gets_its_status_and_exact_score(graded):
-    _, outcomes, rows, expected = graded
+    _, outcomes, rows, expected, _ = graded
     assert {o.student for o in outcomes} == set(expected)
     got = {s: (rows[s]["status"], float(rows[s]["raw_score"] or 0)) for s in expected}
     assert got == expected, summary(outcomes)
     assert all(o.reason for o in outcomes if o.status != "graded")
 
 
+def test_tampering_earns_no_more_than_its_trick_free_twin(graded):
+    _, _, rows, _, _ = graded
+    twin = float(rows["wrong_softmax"]["raw_score"])
+    for trick in ("tampers_at_run_time", "swallows_errors", "forges_records"):
+        assert float(rows[trick]["raw_score"] or 0) <= twin, trick
+    assert float(rows["correct_loops"]["raw_score"]) == 20.0  # same batch, full marks
+
+
+def test_grading_leaves_the_course_tree_byte_identical(graded):
+    before, after = graded[4]
+    changed = sorted(k for k in before.keys() | after.keys() if before.get(k) != after.get(k))
+    assert not changed, changed[:20]
+
+
 def test_flags_name_what_was_attempted(graded):
-    _, outcomes, _, _ = graded
+    _, outcomes, _, _, _ = graded
     flags = {o.student: " ".join(o.flags) for o in outcomes}
     assert "replaces np.allclose" in flags["patched_allclose"]
     assert "redefines check_close" in flags["patched_allclose"]
@@ -69,7 +108,7 @@ def test_flags_name_what_was_attempted(graded):
 
 
 def test_rerun_keeps_manual_grades_and_backs_up_the_gradebook(graded):
-    course, _, _, _ = graded
+    course, _, _, _, _ = graded
     with Gradebook(course.db_url) as gb:
         grade = gb.find_grade("q_scaling", ASSIGNMENT, ASSIGNMENT, "correct_loops")
         grade.manual_score = 1.5

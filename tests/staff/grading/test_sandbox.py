@@ -25,7 +25,7 @@ def spec(tmp_path_factory):
         pytest.skip(f"no sandbox on this machine: {error}")
     folder = tmp_path_factory.mktemp("sandbox")
     folder.chmod(0o755)
-    view = sandbox.fixtures_view(["01_attention"], folder / "fixtures")
+    view = sandbox.fixtures_view(folder / "fixtures")
     return sandbox.make_spec(folder / "scratch", view, processes=64)
 
 

@@ -1,9 +1,9 @@
-# expected_score: 17
+# expected_score: 0
 # expected_status: graded
 # based_on: correct_loops
 # The wrong softmax of wrong_softmax.py, plus code built at run time (no scan can read it) that
 # swaps every check in course.checks for one that passes, past the module's read-only guard.
-# The kernel then "passes" every test cell; the judge outside does not: no more points than the twin.
+# The kernel then "passes" every test cell; the judge finds no records at all: 0, below the twin.
 # %% softmax
 import base64
 exec(base64.b64decode(
