@@ -1,0 +1,97 @@
+"""The judge, fed what a hostile kernel could leave in its records folder (no kernel needed)."""
+from __future__ import annotations
+
+import os
+
+import nbformat
+import numpy as np
+import pytest
+from safetensors.numpy import save_file
+
+from course import record
+from course.settings import ROOT
+from staff import course_dir
+from staff.grading import judge
+
+SPEC = {"kind": "close", "label": "softmax(x)", "ref": "hidden/01_attention/softmax:0.expected", "index": [],
+        "atol": 1e-8, "rtol": 1e-5}
+
+
+@pytest.fixture()
+def records(tmp_path, monkeypatch):
+    monkeypatch.setenv(record.RECORDS_VARIABLE, str(tmp_path / "records"))
+    return tmp_path / "records"
+
+
+def expected(key="0.expected"):
+    return judge.Fixtures(ROOT / "fixtures").value(f"hidden/01_attention/softmax:{key}", [])
+
+
+def withheld(key="0.expected"):
+    value = expected(key)
+    return record.Withheld(f"hidden/01_attention/softmax:{key}", value.shape, value.dtype.str)
+
+
+def test_a_correct_record_passes_and_a_wrong_one_fails_with_the_checks_message(records):
+    record.write("close", "softmax(x)", expected(), withheld(), atol=1e-8, rtol=1e-5)
+    fixtures = judge.Fixtures(ROOT / "fixtures")
+    assert judge.verdict([SPEC], judge.read_records(records), fixtures) is None
+    for path in records.iterdir():
+        path.unlink()
+    record.write("close", "softmax(x)", expected() + 1e-3, withheld(), atol=1e-8, rtol=1e-5)
+    reason = judge.verdict([SPEC], judge.read_records(records), fixtures)
+    assert reason.startswith("softmax(x): max abs error 0.001") and "atol=1e-08" in reason
+
+
+def test_the_tolerance_and_the_fixture_are_the_instructors_not_the_records(records):
+    fixtures = judge.Fixtures(ROOT / "fixtures")
+    record.write("close", "softmax(x)", expected() + 1e-3, withheld(), atol=1.0, rtol=1.0)  # a loose tolerance
+    assert "max abs error" in judge.verdict([SPEC], judge.read_records(records), fixtures)
+    for path in records.iterdir():
+        path.unlink()
+    record.write("close", "softmax(x)", expected("1.expected"), withheld("1.expected"))  # an easier case
+    assert "did not make this check" in judge.verdict([SPEC], judge.read_records(records), fixtures)
+
+
+def test_missing_and_extra_checks_fail(records):
+    fixtures = judge.Fixtures(ROOT / "fixtures")
+    assert "not recorded" in judge.verdict([SPEC], [], fixtures)
+    record.write("close", "softmax(x)", expected(), withheld(), atol=1e-8, rtol=1e-5)
+    record.write("close", "softmax(x)", expected(), withheld(), atol=1e-8, rtol=1e-5)
+    assert "recorded 2 checks" in judge.verdict([SPEC], judge.read_records(records), fixtures)
+
+
+def test_links_oversized_and_malformed_records_are_refused(records):
+    records.mkdir()
+    os.symlink(ROOT / "fixtures" / "hidden" / "01_attention" / "softmax.safetensors", records / "000000-1.safetensors")
+    with pytest.raises(judge.BadRecords, match="not a regular file"):
+        judge.read_records(records)
+    (records / "000000-1.safetensors").unlink()
+    (records / "000001-1.safetensors").write_bytes(b"\x00" * 16)
+    with pytest.raises(judge.BadRecords, match="not a valid record"):
+        judge.read_records(records)
+    (records / "000001-1.safetensors").unlink()
+    save_file({"got": np.zeros(3)}, str(records / "000002-1.safetensors"), metadata={"kind": "exec"})
+    with pytest.raises(judge.BadRecords, match="unknown kind"):
+        judge.read_records(records)
+    (records / "000002-1.safetensors").unlink()
+    big = records / "000003-1.safetensors"
+    big.write_bytes(b"\x00" * (record.MAX_RECORD_BYTES + 2**17))
+    with pytest.raises(judge.BadRecords, match="larger than"):
+        judge.read_records(records)
+
+
+def test_withheld_values_cannot_be_read_in_the_kernel():
+    value = withheld()
+    assert value[1:, :2].shape == expected()[1:, :2].shape
+    with pytest.raises(TypeError, match="not in this kernel"):
+        np.asarray(value)
+
+
+@pytest.mark.parametrize("assignment", course_dir.assignments())
+def test_committed_checks_match_the_source_notebooks(assignment):
+    source = nbformat.read(course_dir.source_notebook(assignment), as_version=4)
+    specs = judge.load_checks(assignment, ROOT / "fixtures", source)  # raises when out of date
+    hidden = [c.metadata["nbgrader"]["grade_id"] for c in source.cells
+              if "### BEGIN HIDDEN TESTS" in c.source and not c.metadata.get("course", {}).get("in_kernel")]
+    assert hidden and all(any(s["ref"] for s in specs[g]) for g in hidden)
