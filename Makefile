@@ -41,7 +41,7 @@ system-packages: ## install the Debian packages the tests need (chromium) when m
 	  echo "system-packages: missing$$missing; install with: sudo apt-get install$$missing (the browser tests skip until then)"; \
 	fi
 
-fixtures: setup ## rebuild the saved tensors and manifests (only after changing a recipe or a solution; commit the result)
+fixtures: setup ## rebuild the saved tensors, their manifests and what each test cell checks (after changing a recipe, a solution or a test; commit the result)
 	$(STAFF) fixtures
 
 fixtures-check: setup ## rebuild into a temporary folder; fail if any value moved by a tenth of its grading tolerance
