@@ -1,7 +1,7 @@
 """Grading that survives a real class: a batch of bad submissions, each with its exact final
 status and score, graded in parallel next to a correct one that must still get full marks.
 
-Runs real nbgrader in a scratch course with short limits (10 s per cell, 120 s per notebook,
+Runs real nbgrader in a scratch course with short limits (10 s per cell, 60 s per notebook,
 3 GiB of memory per grading process)."""
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ from staff.grading.status import summary
 pytestmark = [pytest.mark.notebooks, pytest.mark.xdist_group("bad_submissions")]
 ASSIGNMENT = "01_attention"
 BAD = Path(__file__).parent / "bad_submissions" / ASSIGNMENT
-LIMITS = autograde.Limits(cell=10, wall=120, memory=3 * 2**30)
+LIMITS = autograde.Limits(cell=10, wall=60, memory=3 * 2**30)
 
 
 @pytest.fixture(scope="module")
