@@ -103,15 +103,17 @@ def read_records(folder: Path) -> list[Record]:
     return [_read_one(p) for p in paths]
 
 
-def by_cell(nb, records: list[Record]) -> dict[str, list[Record]]:
-    """Records grouped by the graded test cell that wrote them (through the execution count)."""
-    owner = {}
+def _graded_tests(nb):
     for cell in nb.cells:
         meta = cell.metadata.get("nbgrader", {})
         if cell.cell_type == "code" and meta.get("grade") and not meta.get("solution"):
-            count = cell.get("execution_count")
-            if isinstance(count, int):
-                owner[count] = meta["grade_id"]
+            yield meta["grade_id"], cell
+
+
+def by_cell(nb, records: list[Record]) -> dict[str, list[Record]]:
+    """Records grouped by the graded test cell that wrote them (through the execution count)."""
+    owner = {cell.get("execution_count"): grade_id for grade_id, cell in _graded_tests(nb)
+             if isinstance(cell.get("execution_count"), int)}
     grouped: dict[str, list[Record]] = {}
     for rec in records:
         if rec.cell in owner:
@@ -205,12 +207,7 @@ def load_checks(assignment: str, fixtures_root: Path, source_nb=None) -> dict[st
 def specs_from_run(nb, records: list[Record]) -> dict[str, list[dict]]:
     """Per graded test cell of an executed (instructor) notebook, the checks it made."""
     grouped = by_cell(nb, records)
-    result = {}
-    for cell in nb.cells:
-        meta = cell.metadata.get("nbgrader", {})
-        if cell.cell_type == "code" and meta.get("grade") and not meta.get("solution"):
-            result[meta["grade_id"]] = [r.spec() for r in grouped.get(meta["grade_id"], [])]
-    return result
+    return {grade_id: [r.spec() for r in grouped.get(grade_id, [])] for grade_id, _ in _graded_tests(nb)}
 
 
 def judge_notebook(nb, records: list[Record], specs: dict[str, list[dict]], fixtures: Fixtures) -> dict[str, str | None]:
@@ -269,9 +266,8 @@ def build_checks(assignment: str, fixtures_root: Path, timeout: int = 900) -> di
     specs = specs_from_run(nb, records)
     verdicts = judge_notebook(nb, records, specs, Fixtures(fixtures_root))
     problems += [f"{grade_id}: the solution fails its own check: {reason}" for grade_id, reason in verdicts.items() if reason]
-    in_kernel = {c.metadata["nbgrader"]["grade_id"] for c in nb.cells if c.metadata.get("course", {}).get("in_kernel")}
-    hidden = {c.metadata["nbgrader"]["grade_id"] for c in nb.cells
-              if c.cell_type == "code" and "### BEGIN HIDDEN TESTS" in c.source and c.metadata.get("nbgrader", {}).get("grade")}
+    in_kernel = {grade_id for grade_id, c in _graded_tests(nb) if c.metadata.get("course", {}).get("in_kernel")}
+    hidden = {grade_id for grade_id, c in _graded_tests(nb) if "### BEGIN HIDDEN TESTS" in c.source}
     problems += [f"{grade_id}: hidden tests compare with no withheld fixture value: declare the expected outputs in "
                  f"the recipe's OUTPUTS, or mark the cell `course.in_kernel` (with the reason) in its metadata"
                  for grade_id in sorted(hidden - in_kernel) if not any(s["ref"] for s in specs.get(grade_id, []))]
@@ -285,13 +281,6 @@ def build_checks(assignment: str, fixtures_root: Path, timeout: int = 900) -> di
                                                                               as_version=4)),
                                 "cells": specs}, indent=1, sort_keys=True) + "\n")
     return specs
-
-
-def _graded_tests(nb):
-    for cell in nb.cells:
-        meta = cell.metadata.get("nbgrader", {})
-        if cell.cell_type == "code" and meta.get("grade") and not meta.get("solution"):
-            yield meta["grade_id"], cell
 
 
 def annotate(nb, verdicts: dict[str, str | None]) -> None:

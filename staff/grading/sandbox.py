@@ -14,8 +14,8 @@ to it alone. Memory and time limits come from ``autograde.Limits`` as before.
 
 nbgrader still drives execution: ``nbgrader autograde`` is told to use
 :class:`SandboxedKernelManager`, which reads this submission's :class:`Spec` from the file named
-by ``COURSE_SANDBOX`` and wraps the kernel's command line in ``bwrap``. Measured here: the
-sandboxed kernel is ready in ~0.6 s, as fast as a plain one.
+by ``COURSE_SANDBOX`` and wraps the kernel's command line in ``bwrap``. Measured by
+``make bench-autograde``: +4.8 % grading time per notebook for the sandbox and the judge together.
 """
 from __future__ import annotations
 
