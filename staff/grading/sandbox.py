@@ -24,6 +24,7 @@ import os
 import shutil
 import subprocess
 import sys
+import threading
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -96,11 +97,25 @@ def course_mounts(fixtures: Path) -> list[tuple[str, str]]:
             (str(fixtures / "public"), str(where / "public")), (str(fixtures / "hidden"), str(where / "hidden"))]
 
 
+_sandboxes = iter(range(1 << 62))
+_sandboxes_lock = threading.Lock()
+
+
+def _kernel_uid() -> int:
+    """A user id no other live sandbox on this machine has: RLIMIT_NPROC counts per user, so two
+    sandboxes sharing one would share one process budget, and one student's fork bomb would starve
+    the other student's kernel (two threads of one grader used to get the same id).
+    Unique per grader process (its pid) and per sandbox within it (a counter), 100 at a time."""
+    with _sandboxes_lock:
+        number = next(_sandboxes)
+    return 200_000 + (os.getpid() % 40_000) * 100 + number % 100
+
+
 def make_spec(scratch: Path, fixtures: Path, processes: int = 256) -> Spec:
     """A sandbox for one submission: ``scratch`` is created (and given to the kernel's user)."""
     for sub in ("work", "records", "tmp", "home", "ipc"):
         (scratch / sub).mkdir(parents=True, exist_ok=True)
-    uid = 200_000 + os.getpid() % 100_000 if os.geteuid() == 0 else None
+    uid = _kernel_uid() if os.geteuid() == 0 else None
     if uid is not None:
         for path in [scratch, *scratch.rglob("*")]:
             os.chown(path, uid, uid)

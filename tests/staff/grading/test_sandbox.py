@@ -18,15 +18,19 @@ from staff.grading import sandbox
 
 
 @pytest.fixture(scope="module")
-def spec(tmp_path_factory):
+def view(tmp_path_factory):
     try:
         sandbox.probe()
     except sandbox.SandboxUnavailable as error:
         pytest.skip(f"no sandbox on this machine: {error}")
     folder = tmp_path_factory.mktemp("sandbox")
     folder.chmod(0o755)
-    view = sandbox.fixtures_view(folder / "fixtures")
-    return sandbox.make_spec(folder / "scratch", view, processes=64)
+    return sandbox.fixtures_view(folder / "fixtures")
+
+
+@pytest.fixture(scope="module")
+def spec(view):
+    return sandbox.make_spec(view.parent / "scratch", view, processes=64)
 
 
 def run(spec, code: str) -> dict:
@@ -112,22 +116,45 @@ def _accept(listener):
         return None
 
 
-def test_a_fork_bomb_stops_at_the_process_limit(spec):
-    seen = run(spec, """
-import json, os, time
+FORK_BOMB = """
+import json, os, sys, time
 children = 0
 try:
     for _ in range(5000):
         if os.fork() == 0:
-            time.sleep(3)
+            time.sleep(%s)
             os._exit(0)
         children += 1
 except OSError as error:
     stopped = error.strerror
 else:
     stopped = None
-print(json.dumps({"children": children, "stopped": stopped}))""")
+print(json.dumps({"children": children, "stopped": stopped}), flush=True)
+for _ in range(children):
+    os.wait()  # holds them all until they end
+"""
+
+
+def test_a_fork_bomb_stops_at_the_process_limit(spec):
+    seen = run(spec, FORK_BOMB % 3)
     assert seen["stopped"] and seen["children"] < 64, seen
+
+
+def test_a_fork_bomb_does_not_starve_the_next_students_kernel(view, spec):
+    """Two sandboxes graded side by side: while one holds every process its limit allows, the other
+    still gets its own (a per-sandbox user id: the limit counts per user)."""
+    other = sandbox.make_spec(view.parent / "scratch-2", view, processes=64)
+    if spec.uid is not None:
+        assert other.uid != spec.uid
+    bomb = subprocess.Popen(sandbox.command(spec, [sys.executable, "-c", FORK_BOMB % 20], {}),
+                            stdout=subprocess.PIPE, text=True)
+    try:
+        assert json.loads(bomb.stdout.readline())["stopped"]  # the first sandbox is now full
+        seen = run(other, FORK_BOMB % 0.5)
+        assert seen["children"] >= 32, seen
+    finally:
+        bomb.kill()
+        bomb.wait()
 
 
 def test_no_secret_in_the_kernels_environment(spec):
