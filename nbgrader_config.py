@@ -14,7 +14,7 @@ c = get_config()  # noqa: F821 (provided by nbgrader/traitlets when this file is
 
 c.CourseDirectory.course_id = "transformers-course"
 c.CourseDirectory.root = str(ROOT)
-c.CourseDirectory.db_url = f"sqlite:///{ROOT / 'gradebook.db'}"
+c.CourseDirectory.db_url = current.gradebook_url or f"sqlite:///{ROOT / 'gradebook.db'}"
 # The exchange (nbgrader's release/collect folder for JupyterHub setups) lives in the course
 # folder, not /usr/local/share/nbgrader/exchange: without it the formgrader logs a critical error
 # on every request and disables release/collect. Students here get notebooks through Colab and

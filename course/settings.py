@@ -20,6 +20,11 @@ variable               what it does                                             
 ``CELL_TIMEOUT``       seconds one cell may run under validate/autograde             300
 ``NOTEBOOK_TIMEOUT``   seconds one submission may take in all (then it is killed)    900
 ``MEMORY_GB``          address-space limit of each grading process, in GiB           8
+``SCHEDULER``          a Dask scheduler to grade on (``tcp://host:8786``); unset:    a local cluster,
+                       a ``LocalCluster`` on this machine                            ``JOBS`` workers
+``GRADEBOOK_URL``      nbgrader's ``db_url`` for the gradebook                       ``sqlite:///`` the
+                       (``postgresql+psycopg://user:pass@host/db``)                  course's
+                                                                                     ``gradebook.db``
 =====================  ==========================================================  ==================
 
 ``HF_HUB_OFFLINE`` is not a course setting but is derived from ``COURSE_ONLINE`` by
@@ -77,6 +82,8 @@ class Settings:
     cell_timeout: int
     notebook_timeout: int
     memory_gb: float
+    scheduler: str | None
+    gradebook_url: str | None
 
     @property
     def memory_bytes(self) -> int:
@@ -93,6 +100,8 @@ def current() -> Settings:
         cell_timeout=_number("CELL_TIMEOUT", 300),
         notebook_timeout=_number("NOTEBOOK_TIMEOUT", 900),
         memory_gb=_number("MEMORY_GB", 8.0, float),
+        scheduler=os.environ.get("SCHEDULER", "").strip() or None,
+        gradebook_url=os.environ.get("GRADEBOOK_URL", "").strip() or None,
     )
 
 

@@ -152,7 +152,7 @@ def _autograde(args) -> int:
 
     try:
         outcomes = autograde.autograde(args.assignments or None, jobs=args.jobs, limits=limits,
-                                       unsafe=args.unsafe_no_sandbox)
+                                       unsafe=args.unsafe_no_sandbox, force=args.force)
     except SandboxUnavailable as error:
         print(f"autograde: stopped, no sandbox for the student kernels: {error}", file=sys.stderr)
         return 2
@@ -222,11 +222,14 @@ def parser() -> argparse.ArgumentParser:
             "students' names into the gradebook)")
     command("students", _students, "import students' names and emails into the gradebook from a CSV "
             "(id,first_name,last_name,email)", assignments=False).add_argument("roster", type=Path)
-    grade = command("autograde", _autograde, "grade every submission in parallel, with a status each")
-    grade.add_argument("--jobs", type=int, help="parallel submissions (default: JOBS, else one per core)")
+    grade = command("autograde", _autograde, "grade every submission on a Dask cluster (local unless SCHEDULER "
+                    "is set), with a status each")
+    grade.add_argument("--jobs", type=int, help="local workers (default: JOBS, else one per core)")
     grade.add_argument("--cell-timeout", type=int, help="seconds per cell (default: CELL_TIMEOUT)")
     grade.add_argument("--wall", type=int, help="seconds per notebook (default: NOTEBOOK_TIMEOUT)")
     grade.add_argument("--memory-gb", type=float, help="memory per grading process (default: MEMORY_GB)")
+    grade.add_argument("--force", action="store_true",
+                       help="grade again submissions unchanged since their last grade (default: keep those)")
     grade.add_argument("--unsafe-no-sandbox", action="store_true",
                        help="grade without the sandbox where none can be made (grades are marked unsafe)")
     command("formgrader", _formgrader, "JupyterLab with nbgrader's formgrader on the course, for grading "

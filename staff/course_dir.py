@@ -10,12 +10,14 @@ from pathlib import Path
 
 from nbformat import NotebookNode
 
+from course import settings
 from course.paths import ROOT
 
 
 @dataclass(frozen=True)
 class CourseDir:
     root: Path
+    url: str | None = None  # the gradebook's URL when it is not the folder's own SQLite file
 
     @property
     def source(self) -> Path:
@@ -43,7 +45,12 @@ class CourseDir:
 
     @property
     def db_url(self) -> str:
-        # timeout: parallel graders wait for SQLite's write lock instead of failing at once.
+        """Its own ``url``; for the real course ``GRADEBOOK_URL`` (PostgreSQL, say); else SQLite in
+        the course folder."""
+        url = self.url or (settings.current().gradebook_url if self.root == ROOT else None)
+        if url:
+            return url
+        # timeout: a formgrader or a second command waits for SQLite's write lock instead of failing.
         return f"sqlite:///{self.gradebook}?timeout=60"
 
     def nbgrader_args(self) -> list[str]:

@@ -19,6 +19,7 @@ def _requirements(name: str) -> dict[str, str]:
         line = line.split("#")[0].strip()
         if line:
             package, _, version = line.partition("==")
+            package = package.split("[")[0]  # psycopg[binary]: the extra is not part of the name
             assert version, f"{name}: `{line}` is not pinned with =="
             pins[package.lower()] = version
     return pins

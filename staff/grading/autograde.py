@@ -1,41 +1,44 @@
-"""Grade a class: parallel autograde that survives bad submissions.
+"""Grade a class: nbgrader's autograde, split so the execution can run on a cluster.
 
-nbgrader stays the engine: every submission is graded by ``nbgrader autograde --student``; this
-module runs those calls in parallel (``JOBS``), one subprocess per submission, so one hanging,
-crashing or memory-hungry notebook cannot stop or slow the batch. Before grading, a submission
-is read (corrupt JSON: ``invalid notebook``), repaired from the released notebook when its test
-cells were deleted or its nbgrader metadata stripped (``repaired``, :mod:`repair`), and scanned
-for integrity problems (``flagged``, :mod:`integrity`). Each gets one status and a one-line
-reason (:mod:`status`).
+nbgrader stays the engine, in three steps per submission:
 
-Every kernel runs in a sandbox (:mod:`sandbox`: no network, read-only, no view of the course tree
-or of any expected output) and writes records of what the student's code returned; after
-nbgrader has run the notebook, the judge (:mod:`judge`) compares them with the trusted fixtures
-here, outside the kernel, and sets the points. Where no sandbox can be made, grading stops with
-the reason, unless ``unsafe`` is asked for explicitly: those grades are marked ``unsafe``.
+1. **here** — read it (corrupt JSON: ``invalid notebook``), repair deleted test cells or stripped
+   metadata from the release (``repaired``, :mod:`repair`), scan it (``flagged``,
+   :mod:`integrity`), and run nbgrader's own sanitizing preprocessors (test and locked cells back
+   from the gradebook);
+2. **on a worker** (:mod:`cluster`, :mod:`worker`) — nbgrader's ``Execute`` in a fresh sandboxed
+   kernel (:mod:`sandbox`: no network, read-only, no course tree, no expected output), with the
+   per-cell, per-notebook and memory limits; back come the executed notebook and the records of
+   every check;
+3. **here, one writer** — nbgrader's ``Autograde`` converter with its execution step swapped for
+   the worker's result (:class:`UseExecuted`): it records the submission, timestamp and late
+   penalty, writes ``autograded/`` and saves the points; then the judge (:mod:`judge`) compares
+   the records with the trusted fixtures and sets the judged cells' points. Expected outputs never
+   leave this machine.
+
+Each submission gets one status and a one-line reason (:mod:`status`). Where no sandbox can be
+made, grading stops with the reason, unless ``unsafe`` is asked for: those grades are ``unsafe``.
 """
 from __future__ import annotations
 
+import hashlib
+import json
 import os
-import re
-import resource
 import shutil
-import signal
-import subprocess
 import tempfile
 import time
-from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import nbformat
+from nbgrader.api import Gradebook, MissingEntry
 from tqdm.auto import tqdm
 
 from course import settings
-from staff import course_dir, nbgrader_cli
+from staff import course_dir
 from staff.course_dir import CourseDir
-from staff.grading import gradebook, integrity, judge, repair, sandbox
-from staff.grading.status import Outcome, save_status
+from staff.grading import cluster, gradebook, integrity, judge, nbgrader_steps, repair, sandbox, worker
+from staff.grading.status import Outcome, load_status, save_status
 
 
 @dataclass
@@ -52,12 +55,6 @@ class Limits:
 def submissions(course: CourseDir, assignments: list[str]) -> list[tuple[str, str]]:
     return [(p.parent.name, assignment) for assignment in assignments
             for p in sorted(course.submitted.glob(f"*/{assignment}")) if p.is_dir()]
-
-
-def _limit_memory(limit: int):
-    def apply() -> None:  # runs in the child before exec; the kernel it starts inherits it
-        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-    return apply
 
 
 def _prepare(course: CourseDir, student: str, assignment: str) -> Outcome | tuple[list, list]:
@@ -81,56 +78,48 @@ def _prepare(course: CourseDir, student: str, assignment: str) -> Outcome | tupl
     return repairs, integrity.scan(fixed)
 
 
-def _status_from_log(log: str, returncode: int) -> tuple[str, str] | None:
-    if "DeadKernelError" in log or "Kernel died" in log:
-        return "kernel died", "the kernel died (crash, os._exit or out of memory); nothing graded"
-    if "CellTimeoutError" in log:
-        return "timeout", "a cell ignored the interrupt after its time limit; nothing graded"
-    if "Timeout waiting for execute reply" in log:
-        cells = len(re.findall("Timeout waiting for execute reply", log))
-        return "timeout", f"{cells} cell(s) hit the per-cell limit and were interrupted; the rest graded"
-    if returncode != 0:
-        last = [line for line in log.splitlines() if "ERROR" in line]
-        return "kernel died", (last[-1] if last else f"nbgrader exited with {returncode}")[:200]
-    return None
-
-
-@dataclass
 class Batch:
     """What every submission of one run shares: the fixtures as kernels see them (expected outputs
-    withheld), a folder for each submission's scratch, and the judge's checks per assignment."""
+    withheld), packed with ``course/`` and ``data/`` into the :class:`worker.Bundle` the workers
+    get, and the judge's checks per assignment (these stay here)."""
 
-    folder: Path
-    view: Path
-    checks: dict[str, dict]
-    unsafe: bool = False
-
-    @classmethod
-    def prepare(cls, assignments: list[str], unsafe: bool = False) -> "Batch":
+    def __init__(self, assignments: list[str], unsafe: bool = False):
         if not unsafe:
             sandbox.probe()  # SandboxUnavailable says why and how to enable it
-        folder = Path(tempfile.mkdtemp(prefix="course-grading-"))
-        folder.chmod(0o755)
+        self.unsafe = unsafe
+        self._modules: dict[str, list[str]] = {}
+        self.folder = Path(tempfile.mkdtemp(prefix="course-grading-"))
+        self.folder.chmod(0o755)
         fixtures = settings.current().fixtures
-        checks = {}
+        self.checks: dict[str, dict] = {}
         for assignment in assignments:
             try:
                 source = nbformat.read(course_dir.source_notebook(assignment), as_version=4)
-                checks[assignment] = judge.load_checks(assignment, fixtures, source)
+                self.checks[assignment] = judge.load_checks(assignment, fixtures, source)
             except FileNotFoundError as error:
                 print(f"autograde: {error}; {assignment} is graded in the kernel only")
-        return cls(folder, sandbox.fixtures_view(folder / "fixtures", fixtures), checks, unsafe)
+        self.bundle = worker.Bundle.pack(sandbox.fixtures_view(self.folder / "fixtures", fixtures))
+        shutil.rmtree(self.folder / "fixtures")  # it lives on in the bundle
 
-    def scratch(self, student: str, assignment: str) -> Path:
-        path = self.folder / "submissions" / f"{student}.{assignment}"
-        shutil.rmtree(path, ignore_errors=True)
-        return path
+    def digest(self, notebook: str, assignment: str, limits: Limits) -> str:
+        """What a grade depends on: the notebook as executed, the course files, the checks, the limits."""
+        parts = [notebook, self.bundle.digest, json.dumps(self.checks.get(assignment), sort_keys=True),
+                 f"{limits.cell}/{limits.wall}/{limits.memory}/{self.unsafe}"]
+        return hashlib.sha256("\0".join(parts).encode()).hexdigest()
+
+    def modules(self, course: CourseDir, assignment: str) -> list[str]:
+        """What the released notebook imports: a worker imports it into the next kernel ahead of
+        time (from the course's notebook, never a student's: a kernel serves the next student)."""
+        if assignment not in self._modules:
+            released = nbformat.read(course_dir.release_notebook(assignment, course.release), as_version=4)
+            self._modules[assignment] = worker.imports(released)
+        return self._modules[assignment]
 
     def close(self) -> None:
         shutil.rmtree(self.folder, ignore_errors=True)
 
 
-def _run_judge(course: CourseDir, student: str, assignment: str, batch: Batch, records: Path) -> tuple[str, str] | None:
+def _run_judge(course: CourseDir, student: str, assignment: str, batch: Batch, result: worker.Result) -> tuple[str, str] | None:
     """Set the points of the judged cells; a verdict only when the kernel's records were rejected.
 
     (Hidden expected values are not in the kernel, so a hidden test cell "passes" there whenever
@@ -140,100 +129,175 @@ def _run_judge(course: CourseDir, student: str, assignment: str, batch: Batch, r
     if specs is None or not notebook.is_file():
         return None
     nb = nbformat.read(notebook, as_version=4)
-    try:
-        found, bad = judge.read_records(records), ""
-    except judge.BadRecords as error:
-        found, bad = [], str(error)
-    verdicts = judge.judge_notebook(nb, found, specs, judge.Fixtures(settings.current().fixtures))
+    verdicts = judge.judge_notebook(nb, result.records, specs, judge.Fixtures(settings.current().fixtures))
     judge.set_scores(course.db_url, student, assignment, verdicts)
     judge.annotate(nb, verdicts)
     nbformat.write(nb, notebook)
-    return ("flagged", f"for manual review: the kernel's records were rejected ({bad}); its judged cells score 0") if bad else None
+    if result.bad_records:
+        return "flagged", f"for manual review: the kernel's records were rejected ({result.bad_records}); its judged cells score 0"
+    return None
 
 
-def grade_one(course: CourseDir, student: str, assignment: str, limits: Limits,
-              threads: int = 1, batch: Batch | None = None) -> Outcome:
+@dataclass
+class Ready:
+    """A submission read, repaired, scanned and sanitized here, ready for a worker."""
+
+    student: str
+    assignment: str
+    job: worker.Job
+    digest: str
+    repairs: list[str]
+    flags: list[str]
+    prepared_in: float  # seconds spent here before it left
+
+
+def ready(course: CourseDir, student: str, assignment: str, limits: Limits, batch: Batch,
+          threads: int | None = None) -> Outcome | Ready:
     start = time.monotonic()
     prepared = _prepare(course, student, assignment)
     if isinstance(prepared, Outcome):
         return prepared
     repairs, flags = prepared
-    own_batch = batch is None
-    batch = batch or Batch.prepare([assignment])
-    scratch = batch.scratch(student, assignment)
-    spec = sandbox.make_spec(scratch, batch.view)
-    extra = dict(OMP_NUM_THREADS=str(threads), MKL_NUM_THREADS=str(threads))
-    args = [f"--Execute.timeout={limits.cell}"]
-    if batch.unsafe:  # no sandbox: the kernel still reads the withheld view and records
-        extra.update({settings.FIXTURES_VARIABLE: str(batch.view), "COURSE_RECORDS": str(scratch / "records")})
-    else:
-        extra[sandbox.SPEC_VARIABLE] = str(spec.save(scratch / "sandbox.json"))
-        args.append("--Execute.kernel_manager_class=staff.grading.sandbox.SandboxedKernelManager")
-    env = nbgrader_cli.environment(**extra)
-    command = nbgrader_cli.command("autograde", assignment, f"--student={student}", "--force", *args, course=course)
-    process = subprocess.Popen(command, cwd=course_dir.COURSE.root, env=env, text=True, stdout=subprocess.PIPE,
-                               stderr=subprocess.STDOUT, start_new_session=True,
-                               preexec_fn=_limit_memory(limits.memory))
     try:
-        log, _ = process.communicate(timeout=limits.wall)
-        verdict = _status_from_log(log, process.returncode)
-    except subprocess.TimeoutExpired:
-        os.killpg(process.pid, signal.SIGKILL)  # nbgrader and its kernel: the whole group
-        process.communicate()
-        shutil.rmtree(course.autograded / student / assignment, ignore_errors=True)
-        verdict = "timeout", f"still running after the {limits.wall} s limit for one notebook; killed"
-    if verdict is None or verdict[0] == "timeout":
-        judged = _run_judge(course, student, assignment, batch, scratch / "records")
+        notebook = nbgrader_steps.sanitize(course, student, assignment)
+    except Exception as error:  # nbgrader's CheckCellMetadata and friends: say what, grade the rest
+        return Outcome(student, assignment, "invalid notebook", f"nbgrader cannot read it: {error}"[:200], 0.0,
+                       flags, repairs)
+    job = worker.Job(student, assignment, notebook, limits.cell, limits.wall, limits.memory, threads, batch.unsafe,
+                     batch.modules(course, assignment))
+    return Ready(student, assignment, job, batch.digest(notebook, assignment, limits), repairs, flags,
+                 round(time.monotonic() - start, 2))
+
+
+def finish(course: CourseDir, item: Ready, batch: Batch, result: worker.Result | None,
+           failure: tuple[str, str] | None = None) -> Outcome:
+    """The one writer: the worker's result into ``autograded/`` and the gradebook, then the judge."""
+    phases = {"prepare": item.prepared_in, **(result.phases if result else {})}
+    mark = time.monotonic()
+    verdict = failure or (result.error if result else None)
+    executed = nbformat.reads(result.notebook, as_version=4) if result and result.notebook else (
+        (verdict[1] if verdict else "nothing came back from the worker"))
+    logged = nbgrader_steps.save(course, item.student, item.assignment, executed)
+    phases["gradebook"] = round(time.monotonic() - mark, 2)
+    if verdict is None and logged and not isinstance(executed, str):
+        verdict = "kernel died", logged.strip().splitlines()[-1][:200]
+    mark = time.monotonic()
+    if result is not None and (verdict is None or verdict[0] == "timeout"):
+        judged = _run_judge(course, item.student, item.assignment, batch, result)
         if judged and verdict is None:
             verdict = judged
-    shutil.rmtree(scratch, ignore_errors=True)
-    if own_batch:
-        batch.close()
-    seconds = time.monotonic() - start
+    phases["judge"] = round(time.monotonic() - mark, 2)
     if verdict is None:
-        if flags:
-            verdict = "flagged", "for manual review: " + "; ".join(flags)
-        elif repairs:
-            verdict = "repaired", "; ".join(repairs)
+        if item.flags:
+            verdict = "flagged", "for manual review: " + "; ".join(item.flags)
+        elif item.repairs:
+            verdict = "repaired", "; ".join(item.repairs)
         else:
             verdict = "graded", ""
         if batch.unsafe:
             verdict = "unsafe", ("graded WITHOUT a sandbox (--unsafe-no-sandbox): the kernel could read and write "
                                  "what the grader can" + (f"; {verdict[0]}: {verdict[1]}" if verdict[1] else ""))
-    elif repairs:
-        verdict = verdict[0], verdict[1] + "; repaired: " + "; ".join(repairs)
-    return Outcome(student, assignment, *verdict, round(seconds, 1), flags, repairs)
+    elif item.repairs:
+        verdict = verdict[0], verdict[1] + "; repaired: " + "; ".join(item.repairs)
+    seconds = round(sum(phases.get(p, 0.0) for p in ("prepare", "worker", "gradebook", "judge")), 1)
+    digest = item.digest if failure is None else ""  # a lost worker is not the submission's doing: retry it
+    return Outcome(item.student, item.assignment, *verdict, seconds, item.flags, item.repairs, digest=digest,
+                   phases=phases, worker=result.worker if result else "")
+
+
+def grade_one(course: CourseDir, student: str, assignment: str, limits: Limits,
+              threads: int = 1, batch: Batch | None = None) -> Outcome:
+    """One submission, here, without a cluster (a re-grade, or the tests)."""
+    own_batch = batch is None
+    batch = batch or Batch([assignment])
+    try:
+        item = ready(course, student, assignment, limits, batch, threads)
+        if isinstance(item, Outcome):
+            return item
+        return finish(course, item, batch, worker.execute(batch.bundle, item.job))
+    finally:
+        if own_batch:
+            batch.close()
+
+
+def _already_graded(course: CourseDir, todo: list[tuple[str, str]]) -> dict[tuple[str, str], dict]:
+    """Submissions whose last grade is in the gradebook and in the status file, with its digest."""
+    known = {k: v for k, v in load_status(course).items() if v.get("digest")}
+    if not known:
+        return {}
+    found = set()
+    with Gradebook(course.db_url) as gb:
+        for assignment in {a for _, a in todo}:
+            try:
+                found |= {(s.student.id, assignment) for s in gb.assignment_submissions(assignment)}
+            except MissingEntry:
+                continue
+    return {k: v for k, v in known.items() if k in found}
 
 
 def autograde(assignments: list[str] | None = None, course: CourseDir = course_dir.COURSE,
               jobs: int | None = None, limits: Limits | None = None, progress: bool = True,
-              unsafe: bool = False) -> list[Outcome]:
-    """Grade every submission of every assignment, ``jobs`` at a time (default: one per core).
+              unsafe: bool = False, force: bool = False) -> list[Outcome]:
+    """Grade every submission of every assignment on a Dask cluster (:mod:`cluster`: local, ``jobs``
+    workers, unless ``SCHEDULER`` names one). Submissions whose notebook, course files, checks and
+    limits are unchanged since their last grade are skipped unless ``force``. Each result is
+    written here as it arrives (gradebook, ``autograded/``, status), so a crash loses no finished
+    grade. Raises :class:`sandbox.SandboxUnavailable` when no sandbox can be made, unless ``unsafe``."""
+    from distributed import as_completed
+    from distributed.scheduler import KilledWorker
 
-    Raises :class:`sandbox.SandboxUnavailable` when no sandbox can be made, unless ``unsafe``."""
     assignments = assignments or course_dir.assignments()
     todo = submissions(course, assignments)
     if not todo:
         print("autograde: no submissions in submitted/")
         return []
     limits = limits or Limits()
-    jobs = max(1, jobs or settings.current().jobs or os.cpu_count() or 1)
-    threads = max(1, (os.cpu_count() or 1) // jobs)
     backup = gradebook.backup(course)
     if backup:
         print(f"autograde: gradebook backed up to {backup.name}")
     gradebook.register(assignments, course)
-    outcomes = []
-    batch = Batch.prepare(sorted({a for _, a in todo}), unsafe)
-    with ThreadPoolExecutor(max_workers=jobs) as pool:
-        futures = [pool.submit(grade_one, course, student, assignment, limits, threads, batch)
-                   for student, assignment in todo]
-        bar = tqdm(as_completed(futures), total=len(futures), desc="autograde", unit="submission",
-                   disable=not progress)
-        for future in bar:
-            outcome = future.result()
-            outcomes.append(outcome)
-            bar.set_postfix_str(f"{outcome.student}/{outcome.assignment}: {outcome.status}")
-    batch.close()
+    batch = Batch(sorted({a for _, a in todo}), unsafe)
+    previous = {} if force else _already_graded(course, todo)
+    outcomes, items, skipped = [], [], 0
+    local = settings.current().scheduler is None
+    workers = max(1, jobs or settings.current().jobs or os.cpu_count() or 1)
+    threads = max(1, (os.cpu_count() or 1) // workers) if local else None
+    for student, assignment in todo:
+        item = ready(course, student, assignment, limits, batch, threads)
+        if isinstance(item, Outcome):
+            outcomes.append(item)
+        elif previous.get((student, assignment), {}).get("digest") == item.digest:
+            outcomes.append(Outcome(**previous[(student, assignment)]))
+            skipped += 1
+        else:
+            items.append(item)
     save_status(course, outcomes)
+    if skipped:
+        print(f"autograde: {skipped} submission(s) unchanged since their last grade, kept (--force grades them again)")
+    try:
+        if items:
+            with cluster.connect(workers) as (client, where):
+                print(f"autograde: {len(items)} submission(s) on {where}")
+                bundle = client.scatter(batch.bundle, broadcast=False, hash=True)
+                futures = {client.submit(worker.execute, bundle, item.job, pure=False, retries=1,
+                                         key=f"grade-{item.assignment}-{item.student}-{item.digest[:10]}"): item
+                           for item in items}
+                bar = tqdm(as_completed(futures), total=len(futures), desc="autograde", unit="submission",
+                           disable=not progress)
+                for future in bar:
+                    item = futures.pop(future)
+                    result, failure = None, None
+                    try:
+                        result = future.result()
+                    except KilledWorker:
+                        failure = "kernel died", (f"it took down {cluster.ALLOWED_FAILURES + 1} grading workers "
+                                                  "(crash or out of memory outside the kernel); nothing graded")
+                    except Exception as error:  # the worker could not grade it: say why, go on
+                        failure = "kernel died", f"grading failed on the worker: {type(error).__name__}: {error}"[:200]
+                    outcome = finish(course, item, batch, result, failure)
+                    save_status(course, [outcome])  # now: a crash later loses nothing finished
+                    outcomes.append(outcome)
+                    bar.set_postfix_str(f"{outcome.student}/{outcome.assignment}: {outcome.status}")
+    finally:
+        batch.close()
     return sorted(outcomes, key=lambda o: (o.assignment, o.student))

@@ -20,8 +20,9 @@ BACKUPS_KEPT = 5
 
 def backup(course: CourseDir) -> Path | None:
     """Copy the gradebook (SQLite's online backup: consistent) before anything rewrites it;
-    the last :data:`BACKUPS_KEPT` copies are kept."""
-    if not course.gradebook.exists():
+    the last :data:`BACKUPS_KEPT` copies are kept. A server gradebook (PostgreSQL) is backed up
+    by its server (``pg_dump``), not here."""
+    if not course.db_url.startswith("sqlite:") or not course.gradebook.exists():
         return None
     stamp = datetime.now().strftime("%Y%m%d-%H%M%S-%f")
     target = course.gradebook.with_name(f"{course.gradebook.name}.{stamp}.bak")
@@ -37,7 +38,7 @@ def register(assignments: list[str], course: CourseDir) -> None:
     has no gradebook): generate into a throw-away folder, which records the source cells, and
     leave release/ alone. Registering also creates a missing gradebook once, not in parallel."""
     missing = []
-    if course.gradebook.exists():
+    if course.gradebook.exists() or not course.db_url.startswith("sqlite:"):
         with Gradebook(course.db_url) as gb:
             for assignment in assignments:
                 try:

@@ -90,10 +90,11 @@ def python_mounts() -> list[tuple[str, str]]:
     return [(str(p), str(p)) for p in sorted(paths) if not str(p).startswith("/usr/")]
 
 
-def course_mounts(fixtures: Path) -> list[tuple[str, str]]:
-    """The student package and data, and the expected-output-free fixtures at the usual path."""
+def course_mounts(fixtures: Path, files: Path = settings.ROOT) -> list[tuple[str, str]]:
+    """The student package and data (of ``files``: the course, or a worker's unpacked bundle), and
+    the expected-output-free fixtures, each where this machine's Python and settings look for them."""
     root, where = settings.ROOT, settings.current().fixtures
-    return [(str(root / "course"), str(root / "course")), (str(root / "data"), str(root / "data")),
+    return [(str(files / "course"), str(root / "course")), (str(files / "data"), str(root / "data")),
             (str(fixtures / "public"), str(where / "public")), (str(fixtures / "hidden"), str(where / "hidden"))]
 
 
@@ -111,7 +112,7 @@ def _kernel_uid() -> int:
     return 200_000 + (os.getpid() % 40_000) * 100 + number % 100
 
 
-def make_spec(scratch: Path, fixtures: Path, processes: int = 256) -> Spec:
+def make_spec(scratch: Path, fixtures: Path, processes: int = 256, files: Path = settings.ROOT) -> Spec:
     """A sandbox for one submission: ``scratch`` is created (and given to the kernel's user)."""
     for sub in ("work", "records", "tmp", "home", "ipc"):
         (scratch / sub).mkdir(parents=True, exist_ok=True)
@@ -119,7 +120,8 @@ def make_spec(scratch: Path, fixtures: Path, processes: int = 256) -> Spec:
     if uid is not None:
         for path in [scratch, *scratch.rglob("*")]:
             os.chown(path, uid, uid)
-    return Spec(str(scratch), python_mounts() + course_mounts(fixtures), uid, processes)
+    return Spec(str(scratch), python_mounts() + course_mounts(fixtures, files), uid, processes,
+                {settings.FIXTURES_VARIABLE: str(settings.current().fixtures)})  # where course_mounts put them
 
 
 def _ancestors(paths: list[str], mounted: list[str]) -> list[str]:

@@ -24,6 +24,9 @@ class Outcome:
     seconds: float
     flags: list[str] = field(default_factory=list)
     repairs: list[str] = field(default_factory=list)
+    digest: str = ""                                        # what was graded (autograde skips it unchanged)
+    phases: dict[str, float] = field(default_factory=dict)  # seconds: kernel start, execution, judge, ...
+    worker: str = ""                                        # the Dask worker that ran it
 
 
 def status_file(course: CourseDir) -> Path:
@@ -43,8 +46,10 @@ def save_status(course: CourseDir, outcomes: list[Outcome]) -> None:
     merged.update({(o.student, o.assignment): asdict(o) for o in outcomes})
     path = status_file(course)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(sorted(merged.values(), key=lambda o: (o["assignment"], o["student"])),
-                               indent=1) + "\n")
+    staging = path.with_suffix(".json.tmp")  # replaced whole: a crash mid-write keeps the last one
+    staging.write_text(json.dumps(sorted(merged.values(), key=lambda o: (o["assignment"], o["student"])),
+                                  indent=1) + "\n")
+    staging.replace(path)
 
 
 def summary(outcomes: list[Outcome]) -> str:

@@ -1,0 +1,65 @@
+"""Where submissions execute: a Dask cluster, local by default, the instructor's own if named.
+
+``SCHEDULER`` unset: a ``LocalCluster`` on this machine, one worker process per core (``JOBS``),
+one submission at a time each. ``SCHEDULER=tcp://host:8786``: the workers of an existing Dask
+cluster (started with ``dask worker`` on Slurm/PBS through dask-jobqueue, on Kubernetes through
+dask-kubernetes, or by hand: see the README), which need the course's environment and nothing
+else (no shared file system, no gradebook, no expected outputs).
+
+A worker that dies mid-submission (killed, out of memory) has its task rescheduled by Dask's own
+scheduler on another worker, up to ``distributed.scheduler.allowed-failures`` times
+(:data:`ALLOWED_FAILURES` for the local cluster; the scheduler's own setting for an external one);
+after that the task fails with ``KilledWorker`` and the submission is reported ``kernel died``.
+"""
+from __future__ import annotations
+
+import logging
+import os
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Iterator
+
+from course import settings
+
+if TYPE_CHECKING:
+    from distributed import Client
+
+#: Times a submission may take a worker down with it before it is given up (then: kernel died).
+ALLOWED_FAILURES = 2
+
+
+@contextmanager
+def connect(workers: int | None = None) -> Iterator[tuple["Client", str]]:
+    """A Dask client and a description of where it grades (for the log)."""
+    import dask
+    from distributed import Client, LocalCluster
+
+    address = settings.current().scheduler
+    if address:
+        try:
+            client = Client(address, timeout="30s")
+        except OSError as error:
+            raise RuntimeError(f"cannot reach the Dask scheduler at SCHEDULER={address} ({error}); start it "
+                               "with `dask scheduler` or unset SCHEDULER to grade on this machine") from None
+        try:
+            client.wait_for_workers(1, timeout=120)
+        except TimeoutError:
+            client.close()
+            raise RuntimeError(f"the Dask scheduler at {address} has no workers after 120 s; start some with "
+                               f"`dask worker {address}` in the course's environment") from None
+        try:
+            yield client, f"{len(client.scheduler_info()['workers'])} worker(s) of the cluster at {address}"
+        finally:
+            client.close()
+        return
+    workers = workers or settings.current().jobs or os.cpu_count() or 1
+    with dask.config.set({"distributed.scheduler.allowed-failures": ALLOWED_FAILURES,
+                          # a grading task waits on its kernel for minutes: that is not a stuck worker
+                          "distributed.admin.tick.limit": "1h"}):
+        cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
+                               silence_logs=logging.ERROR)
+        client = Client(cluster)
+        try:
+            yield client, f"a local Dask cluster of {workers} worker process(es)"
+        finally:
+            client.close()
+            cluster.close()
