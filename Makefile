@@ -70,8 +70,8 @@ students: setup ## import students' names into the gradebook: make students ROST
 	@test -n "$(ROSTER)" || { echo "usage: make students ROSTER=path/to/roster.csv"; exit 2; }
 	$(STAFF) students "$(ROSTER)"
 
-autograde: setup ## grade every submission in parallel (JOBS=n, default: cores) with a status each
-	$(STAFF) autograde $(if $(UNSAFE),--unsafe-no-sandbox)
+autograde: setup ## grade every submission on a Dask cluster (local: JOBS workers; SCHEDULER=tcp://...: yours) with a status each; FORCE=1 regrades unchanged ones
+	$(STAFF) autograde $(if $(UNSAFE),--unsafe-no-sandbox) $(if $(FORCE),--force)
 
 formgrader: setup ## JupyterLab with nbgrader's formgrader for TAs (PORT=8888): prints the address with its token; Ctrl-C stops it
 	$(STAFF) formgrader $(if $(PORT),--port $(PORT))
@@ -95,7 +95,7 @@ screenshots: setup ## redraw the README's formgrader screenshots (docs/figures/)
 	@$(MAKE) --no-print-directory system-packages
 	$(PY) -m pytest tests/e2e/test_formgrader.py --screenshots=docs/figures
 
-bench-autograde: setup ## parallel `make autograde` vs sequential nbgrader on 16 samples
+bench-autograde: setup ## the Dask grader (1 and N workers; SQLite and PostgreSQL) vs sequential nbgrader on 32 samples
 	$(PY) benchmarks/autograde_parallel.py $(ARGS)
 
 bench-distilbert: setup ## from-scratch DistilBERT forward pass vs transformers' (batch 32 x 64, CPU)

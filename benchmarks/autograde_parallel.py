@@ -1,15 +1,20 @@
-"""Benchmark: `make autograde` (parallel, per-submission nbgrader calls) vs plain sequential
-`nbgrader autograde <assignment>` on the same submissions, in one run, with identical scores.
+"""Benchmark: `make autograde` (a Dask cluster of sandboxed kernels, judged outside) against plain
+sequential `nbgrader autograde`, on the same submissions, in one run, with identical scores.
 
-    python benchmarks/autograde_parallel.py [--submissions 16] [--jobs N]
+    python benchmarks/autograde_parallel.py [--submissions 32] [--workers 2]
 
-Both runs grade the bundled samples of every assignment (repeated under new student ids until
-there are --submissions of them) in two scratch course folders, from the same release.
+The bundled samples of every assignment, repeated under new student ids until there are
+--submissions of them, interleaved by assignment as a real batch is, are graded four times, each
+in a scratch course folder made from the same release:
 
-Then the cost of isolation: --overhead-submissions of them graded one at a time, each twice in
-the same run: by a plain `nbgrader autograde --student` call (kernel unsandboxed, verdicts from
-the kernel), and by `make autograde`'s own path (kernel in the bubblewrap sandbox, then the judge),
-with the time per notebook of each and their ratio.
+1. plain sequential ``nbgrader autograde <assignment>`` (unsandboxed kernels, verdicts from the
+   kernel: what nbgrader alone does);
+2. this grader on a LocalCluster of 1 worker (SQLite gradebook);
+3. this grader on a LocalCluster of --workers workers (SQLite);
+4. the same with a PostgreSQL gradebook (a throw-away server, :mod:`staff.grading.postgres`).
+
+Prints notebooks per minute, the ratio against (1), the mean time per submission of each phase
+(queueing, kernel start, execution, judging, gradebook write), and whether the scores agree.
 """
 from __future__ import annotations
 
@@ -17,23 +22,27 @@ import argparse
 import itertools
 import os
 import shutil
+import statistics
 import sys
 import tempfile
 import time
 from pathlib import Path
 
 import nbformat
+from nbgrader.api import Gradebook
 
 from staff import course_dir, nbgrader_cli
 from staff.authoring import release, samples
 from staff.course_dir import CourseDir
-from staff.grading import autograde, gradebook, report
+from staff.grading import autograde, gradebook, postgres
+
+PHASES = ("queue", "kernel start", "execution", "judge", "gradebook")
 
 
-def _course(root: Path, chosen: list[samples.Sample], release_from: Path | None) -> CourseDir:
+def _course(root: Path, chosen: list[samples.Sample], release_from: Path | None, url: str | None = None) -> CourseDir:
     root.mkdir()
     (root / "source").symlink_to(course_dir.SOURCE, target_is_directory=True)
-    course = CourseDir(root)
+    course = CourseDir(root, url=url)
     if release_from:
         shutil.copytree(release_from, course.release)
     else:
@@ -42,76 +51,72 @@ def _course(root: Path, chosen: list[samples.Sample], release_from: Path | None)
         folder = course.submitted / f"s{number:02d}_{sample.student}" / sample.assignment
         folder.mkdir(parents=True)
         nbformat.write(samples.fill(sample, course.release), folder / f"{sample.assignment}.ipynb")
+    gradebook.register(course_dir.assignments(), course)
     return course
+
+
+def _scores(course: CourseDir) -> dict[tuple[str, str], float]:
+    with Gradebook(course.db_url) as gb:
+        return {(s.student.id, a.name): s.code_score for a in gb.assignments for s in gb.assignment_submissions(a.name)}
+
+
+def _phases(outcomes) -> dict[str, float]:
+    return {p: statistics.mean(o.phases.get(p, 0.0) for o in outcomes if o.phases) for p in PHASES}
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--submissions", type=int, default=16)
-    parser.add_argument("--jobs", type=int, default=os.cpu_count())
-    parser.add_argument("--overhead-submissions", type=int, default=8)
+    parser.add_argument("--submissions", type=int, default=32)
+    parser.add_argument("--workers", type=int, default=os.cpu_count())
     args = parser.parse_args(argv)
-    pool = [s for a in course_dir.assignments() for s in samples.load(a)]
-    # Interleave assignments so every run grades a mix, as a real batch does.
-    by_assignment = [[s for s in pool if s.assignment == a] for a in course_dir.assignments()]
+    by_assignment = [samples.load(a) for a in course_dir.assignments()]
     mixed = [s for group in itertools.zip_longest(*by_assignment) for s in group if s]
     chosen = list(itertools.islice(itertools.cycle(mixed), args.submissions))
-    with tempfile.TemporaryDirectory() as tmp:
-        parallel = _course(Path(tmp) / "parallel", chosen, None)
-        sequential = _course(Path(tmp) / "sequential", chosen, parallel.release)
-        gradebook.register(course_dir.assignments(), sequential)
-
-        start = time.perf_counter()
-        autograde.autograde(course=parallel, jobs=args.jobs, progress=False)
-        parallel_s = time.perf_counter() - start
-
+    n = len(chosen)
+    rows, scores, phases, single = [], {}, {}, []
+    with tempfile.TemporaryDirectory() as tmp, postgres.temporary_server("bench") as url:
+        first = _course(Path(tmp) / "sequential", chosen, None)
         start = time.perf_counter()
         for assignment in sorted({s.assignment for s in chosen}):
-            nbgrader_cli.run("autograde", assignment, "--force", "--log-level=ERROR", course=sequential,
+            nbgrader_cli.run("autograde", assignment, "--force", "--log-level=ERROR", course=first,
                              check=False, quiet=True)
-        sequential_s = time.perf_counter() - start
-
-        scores = [{(r.student, r.assignment): r.auto_score for r in report.rows(course=c)}
-                  for c in (parallel, sequential)]
-        overhead = _overhead(Path(tmp) / "overhead", chosen[:args.overhead_submissions], parallel.release)
-    n = len(chosen)
-    print(f"submissions: {n} ({', '.join(sorted({s.assignment for s in chosen}))}); jobs: {args.jobs}; "
-          f"cores: {os.cpu_count()}")
-    print(f"sequential nbgrader autograde: {sequential_s:7.1f} s  ({n / sequential_s:.3f} submissions/s)")
-    print(f"make autograde (parallel):     {parallel_s:7.1f} s  ({n / parallel_s:.3f} submissions/s)")
-    print(f"throughput ratio: {sequential_s / parallel_s:.2f}x")
-    same = scores[0] == scores[1]
-    print(f"identical scores: {'yes' if same else 'NO'}")
+        rows.append(("sequential nbgrader autograde", time.perf_counter() - start))
+        scores[rows[-1][0]] = _scores(first)
+        for label, workers, db in ((f"this grader, 1 worker, SQLite", 1, None),
+                                   (f"this grader, {args.workers} workers, SQLite", args.workers, None),
+                                   (f"this grader, {args.workers} workers, PostgreSQL", args.workers, url)):
+            course = _course(Path(tmp) / f"run{len(rows)}", chosen, first.release, db)
+            start = time.perf_counter()
+            outcomes = autograde.autograde(course=course, jobs=workers, progress=False)
+            rows.append((label, time.perf_counter() - start))
+            scores[label], phases[label] = _scores(course), _phases(outcomes)
+            single = single or outcomes  # the 1-worker run: per-notebook costs without contention
+    print(f"submissions: {n} ({', '.join(f'{a}: {sum(s.assignment == a for s in chosen)}' for a in course_dir.assignments())});"
+          f" cores: {os.cpu_count()}")
+    base = rows[0][1]
+    print(f"{'run':<44} {'wall s':>8} {'notebooks/min':>14} {'vs sequential':>14}")
+    for label, seconds in rows:
+        print(f"{label:<44} {seconds:8.1f} {60 * n / seconds:14.2f} {base / seconds:13.2f}x")
+    print(f"\nmean seconds per submission by phase ({', '.join(PHASES)}):")
+    for label, means in phases.items():
+        print(f"  {label:<42} " + "  ".join(f"{p} {means[p]:.2f}" for p in PHASES))
+    print("\nper notebook on 1 worker (s): prepare here / on the worker (kernel start + execution) / "
+          "gradebook write + judge here")
+    for assignment in course_dir.assignments():
+        mine = [o for o in single if o.assignment == assignment and o.phases]
+        if mine:
+            mean = {p: statistics.mean(o.phases.get(p, 0.0) for o in mine) for p in ("prepare", "worker", "gradebook", "judge")}
+            print(f"  {assignment:<26} {mean['prepare']:6.2f} / {mean['worker']:6.2f} / "
+                  f"{mean['gradebook']:5.2f} + {mean['judge']:5.2f}   ({len(mine)} submissions)")
+    reference = scores[rows[0][0]]
+    same = all(s == reference for s in scores.values())
+    print(f"\nidentical scores in all four runs: {'yes' if same else 'NO'}")
     if not same:
-        for key in sorted(set(scores[0]) | set(scores[1])):
-            if scores[0].get(key) != scores[1].get(key):
-                print(f"  {key}: parallel {scores[0].get(key)} vs sequential {scores[1].get(key)}")
-    plain, isolated = (sum(t.values()) / len(t) for t in overhead)
-    print(f"per notebook, one at a time ({len(overhead[0])} submissions): plain nbgrader {plain:.1f} s, "
-          f"sandbox + judge {isolated:.1f} s: overhead {100 * (isolated / plain - 1):+.1f} %")
-    for assignment in sorted({a for _, a in overhead[0]}):
-        p, i = ([t[k] for k in t if k[1] == assignment] for t in overhead)
-        print(f"  {assignment:<26} plain {sum(p) / len(p):6.1f} s   sandbox + judge {sum(i) / len(i):6.1f} s")
+        for label, found in scores.items():
+            for key in sorted(set(found) | set(reference)):
+                if found.get(key) != reference.get(key):
+                    print(f"  {label}: {key}: {found.get(key)} vs sequential {reference.get(key)}")
     return 0 if same else 1
-
-
-def _overhead(root: Path, chosen: list[samples.Sample], release_from: Path) -> tuple[dict, dict]:
-    """Seconds per submission: plain nbgrader, then the sandboxed and judged path, same submissions."""
-    course = _course(root, chosen, release_from)
-    gradebook.register(course_dir.assignments(), course)
-    plain, isolated = {}, {}
-    todo = autograde.submissions(course, sorted({s.assignment for s in chosen}))
-    batch = autograde.Batch.prepare(sorted({a for _, a in todo}))
-    for student, assignment in todo:
-        start = time.perf_counter()
-        nbgrader_cli.run("autograde", assignment, f"--student={student}", "--force", "--log-level=ERROR",
-                         course=course, check=False, quiet=True)
-        plain[(student, assignment)] = time.perf_counter() - start
-        start = time.perf_counter()
-        autograde.grade_one(course, student, assignment, autograde.Limits(), os.cpu_count() or 1, batch)
-        isolated[(student, assignment)] = time.perf_counter() - start
-    batch.close()
-    return plain, isolated
 
 
 if __name__ == "__main__":

@@ -282,6 +282,7 @@ def autograde(assignments: list[str] | None = None, course: CourseDir = course_d
                 futures = {client.submit(worker.execute, bundle, item.job, pure=False, retries=1,
                                          key=f"grade-{item.assignment}-{item.student}-{item.digest[:10]}"): item
                            for item in items}
+                sent = time.monotonic()
                 bar = tqdm(as_completed(futures), total=len(futures), desc="autograde", unit="submission",
                            disable=not progress)
                 for future in bar:
@@ -289,6 +290,8 @@ def autograde(assignments: list[str] | None = None, course: CourseDir = course_d
                     result, failure = None, None
                     try:
                         result = future.result()
+                        # waiting for a free worker (and the transfers): the rest of the round trip
+                        result.phases["queue"] = round(max(0.0, time.monotonic() - sent - result.phases["worker"]), 2)
                     except KilledWorker:
                         failure = "kernel died", (f"it took down {cluster.ALLOWED_FAILURES + 1} grading workers "
                                                   "(crash or out of memory outside the kernel); nothing graded")

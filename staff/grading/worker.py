@@ -246,13 +246,37 @@ def _close_waiting() -> None:
         runner.close()
 
 
-def _threads_here(job: Job) -> tuple[int, int]:
-    """BLAS threads per kernel and kernels at once on this worker (Dask: its thread count)."""
+def _this_worker():
     try:
         from distributed import get_worker
-        slots = get_worker().state.nthreads
+        return get_worker()
     except (ImportError, ValueError):
-        slots = 1
+        return None  # not in a Dask worker (one submission graded directly)
+
+
+def _queued(dask_worker) -> int:
+    """Tasks the worker holds for later. Dask's scheduler sends a worker about one task beyond
+    what it runs, so this is how it knows another submission is coming to it."""
+    try:
+        tasks = list(dask_worker.state.tasks.values())
+    except RuntimeError:  # changed while read (the worker's event loop owns it): next time
+        return 0
+    return sum(1 for task in tasks if task.state in ("ready", "constrained", "waiting", "fetch", "flight"))
+
+
+def _start_when_queued(dask_worker, key: tuple, modules: list[str], limit: int, stop: threading.Event) -> None:
+    """While a submission runs, start the next one's kernel as soon as one is queued here (and
+    none after the last submission: a kernel nobody uses would take CPU from those still running)."""
+    while dask_worker is not None and not stop.wait(0.5):
+        if _queued(dask_worker):
+            _start_next(key, modules, limit)
+            return
+
+
+def _threads_here(job: Job) -> tuple[int, int]:
+    """BLAS threads per kernel and kernels at once on this worker (Dask: its thread count)."""
+    dask_worker = _this_worker()
+    slots = dask_worker.state.nthreads if dask_worker is not None else 1
     return job.threads or max(1, (os.cpu_count() or 1) // slots), slots
 
 
@@ -263,15 +287,13 @@ def execute(bundle: Bundle, job: Job) -> Result:
     threads, slots = _threads_here(job)
     key = (files, threads, job.memory, job.unsafe)
     runner = _take(key, job.modules)
-    _start_next(key, job.modules, slots)  # the next submission's kernel starts now
+    dask_worker, stop = _this_worker(), threading.Event()
+    threading.Thread(target=_start_when_queued, args=(dask_worker, key, job.modules, slots, stop), daemon=True).start()
     try:
         result = runner.run(job)
     finally:
+        stop.set()
         runner.close()
     result.phases["worker"] = round(time.monotonic() - started, 2)
-    try:
-        from distributed import get_worker
-        result.worker = get_worker().address
-    except (ImportError, ValueError):
-        result.worker = "local"
+    result.worker = dask_worker.address if dask_worker is not None else "local"
     return result
