@@ -28,7 +28,6 @@ import tempfile
 import time
 from pathlib import Path
 
-import nbformat
 from nbgrader.api import Gradebook
 
 from staff import course_dir, nbgrader_cli
@@ -48,9 +47,7 @@ def _course(root: Path, chosen: list[samples.Sample], release_from: Path | None,
     else:
         release.generate(course=course)
     for number, sample in enumerate(chosen):
-        folder = course.submitted / f"s{number:02d}_{sample.student}" / sample.assignment
-        folder.mkdir(parents=True)
-        nbformat.write(samples.fill(sample, course.release), folder / f"{sample.assignment}.ipynb")
+        samples.submit(sample, course, student=f"s{number:02d}_{sample.student}")
     gradebook.register(course_dir.assignments(), course)
     return course
 

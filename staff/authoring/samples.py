@@ -80,16 +80,23 @@ def fill(sample: Sample, release_root: Path = course_dir.RELEASE) -> nbformat.No
     return nb
 
 
+def submit(sample: Sample, course: course_dir.CourseDir, student: str | None = None) -> Path:
+    """Write ``sample`` as ``submitted/<student>/<assignment>/<assignment>.ipynb`` (replacing any)."""
+    folder = course.submitted / (student or sample.student) / sample.assignment
+    if folder.exists():
+        shutil.rmtree(folder)
+    folder.mkdir(parents=True)
+    path = folder / f"{sample.assignment}.ipynb"
+    nbformat.write(fill(sample, course.release), path)
+    return path
+
+
 def copy_to_submitted(assignments: list[str] | None = None,
                       course: course_dir.CourseDir = course_dir.COURSE) -> list[Sample]:
     """Write every sample as ``submitted/<student>/<assignment>/<assignment>.ipynb``."""
     written = []
     for assignment in assignments or course_dir.assignments():
         for sample in load(assignment):
-            folder = course.submitted / sample.student / assignment
-            if folder.exists():
-                shutil.rmtree(folder)
-            folder.mkdir(parents=True)
-            nbformat.write(fill(sample, course.release), folder / f"{assignment}.ipynb")
+            submit(sample, course)
             written.append(sample)
     return written

@@ -14,8 +14,9 @@ to it alone. Memory and time limits come from ``autograde.Limits`` as before.
 
 nbgrader still drives execution: ``nbgrader autograde`` is told to use
 :class:`SandboxedKernelManager`, which reads this submission's :class:`Spec` from the file named
-by ``COURSE_SANDBOX`` and wraps the kernel's command line in ``bwrap``. Measured by
-``make bench-autograde``: +4.8 % grading time per notebook for the sandbox and the judge together.
+by ``COURSE_SANDBOX`` (or is given the :class:`Spec`) and wraps the kernel's command line in
+``bwrap``. Measured (benchmark of commit 0e6d987, one submission at a time): +4.8 % grading time
+per notebook for the sandbox and the judge together.
 """
 from __future__ import annotations
 

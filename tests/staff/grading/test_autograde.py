@@ -32,9 +32,7 @@ def graded(make_course, damaged, samples1):
     batch = [samples1["correct_loops"], samples1["stub"], samples1["syntax_error"],
              *samples.load(ASSIGNMENT, BAD)]
     for sample in batch:
-        folder = course.submitted / sample.student / ASSIGNMENT
-        folder.mkdir(parents=True)
-        nbformat.write(samples.fill(sample, course.release), folder / f"{ASSIGNMENT}.ipynb")
+        samples.submit(sample, course)
         expected[sample.student] = (sample.expected_status, sample.expected_score)
     for student, (notebook, status, score) in damaged.items():
         folder = course.submitted / student / ASSIGNMENT

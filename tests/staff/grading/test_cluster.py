@@ -15,7 +15,6 @@ import threading
 import time
 from pathlib import Path
 
-import nbformat
 import psutil
 import pytest
 from nbgrader.api import Gradebook
@@ -98,9 +97,7 @@ def test_external_cluster_postgresql_and_a_killed_worker(make_course, samples1, 
     batch = [samples1["correct_loops"], samples1["partial"], samples1["stub"],
              *[s for s in samples.load(ASSIGNMENT, BAD) if s.student == "infinite_loop"]]
     for sample in batch:
-        folder = course.submitted / sample.student / ASSIGNMENT
-        folder.mkdir(parents=True)
-        nbformat.write(samples.fill(sample, course.release), folder / f"{ASSIGNMENT}.ipynb")
+        samples.submit(sample, course)
         expected[sample.student] = (sample.expected_status, sample.expected_score)
     corrupt = course.submitted / "corrupt_json" / ASSIGNMENT
     corrupt.mkdir(parents=True)
@@ -128,8 +125,7 @@ def test_external_cluster_postgresql_and_a_killed_worker(make_course, samples1, 
     with Gradebook(postgres) as gb:
         gb.find_grade("q_scaling", ASSIGNMENT, ASSIGNMENT, "partial").manual_score = 1.0
         gb.db.commit()
-    nbformat.write(samples.fill(samples1["correct_loops"], course.release),
-                   course.submitted / "stub" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb")
+    samples.submit(samples1["correct_loops"], course, student="stub")
     before = load_status(course)
     again = {o.student: o for o in autograde.autograde([ASSIGNMENT], course=course, limits=LIMITS, progress=False)}
     after = load_status(course)
