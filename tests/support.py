@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import shutil
+import socket
 from html.parser import HTMLParser
 
 import pytest
@@ -76,3 +77,10 @@ class Dom(HTMLParser):
 
     def find(self, tag: str) -> list[dict]:
         return [e for e in self.elements if e["tag"] == tag]
+
+
+def free_port() -> int:
+    """A loopback port nobody listens on now (for a server a test starts)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]

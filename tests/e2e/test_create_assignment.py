@@ -5,7 +5,6 @@ release` runs it) picks the change up."""
 from __future__ import annotations
 
 import shutil
-import socket
 
 import nbformat
 import pytest
@@ -15,6 +14,7 @@ from staff import course_dir
 from staff.authoring import release
 from staff.course_dir import CourseDir, nbgrader
 from staff.grading import formgrader
+from support import free_port
 
 pytestmark = pytest.mark.notebooks
 
@@ -35,10 +35,7 @@ def course(tmp_path) -> CourseDir:
 
 
 def test_create_assignment_panel_marks_cells_and_release_picks_them_up(browser, course, tmp_path):
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    server = formgrader.start(course, port=port, log=tmp_path / "jupyter.log")
+    server = formgrader.start(course, port=free_port(), log=tmp_path / "jupyter.log")
     try:
         page = browser.new_page(viewport={"width": 1400, "height": 900})
         page.goto(server.page("lab/tree/source/demo/demo.ipynb"))

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import csv
 import shutil
-import socket
 
 import nbformat
 import pytest
@@ -23,6 +22,7 @@ from nbgrader.api import Gradebook
 from course import paths
 from staff import course_dir
 from staff.grading import autograde, export, formgrader
+from support import free_port
 
 pytestmark = pytest.mark.notebooks
 ASSIGNMENT = "02_distilbert"
@@ -40,18 +40,12 @@ def _model_answer_sentences(grade_id: str) -> list[str]:
     return [" ".join(s.split()) for s in plain.split(". ") if len(s.strip()) > 20]
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def server(browser, graded_course, tmp_path_factory):
     # The course's own configuration, as an instructor's course folder has it (its exchange, ...).
     shutil.copy2(paths.ROOT / "nbgrader_config.py", graded_course.root / "nbgrader_config.py")
     log = tmp_path_factory.mktemp("formgrader") / "jupyter.log"
-    running = formgrader.start(graded_course, port=_free_port(), log=log)
+    running = formgrader.start(graded_course, port=free_port(), log=log)
     yield running, log
     running.stop()
 
@@ -213,7 +207,7 @@ def crowded(graded_course, server, tmp_path_factory):
                 grade.auto_score = points[grade.name]
             shutil.copytree(course.autograded / model / assignment, course.autograded / student / assignment)
         gb.db.commit()
-    running = formgrader.start(course, port=_free_port(), log=root.parent / "jupyter.log")
+    running = formgrader.start(course, port=free_port(), log=root.parent / "jupyter.log")
     yield course, running
     running.stop()
 
