@@ -14,7 +14,9 @@ in a scratch course folder made from the same release:
 4. the same with a PostgreSQL gradebook (a throw-away server, :mod:`staff.grading.postgres`).
 
 Prints notebooks per minute, the ratio against (1), the mean time per submission of each phase
-(queueing, kernel start, execution, judging, gradebook write), and whether the scores agree.
+(queueing, kernel start, execution, judging, gradebook write), each notebook's cost on a worker and
+the one writer's cost per submission here, whether the scores agree, and what those measured costs
+project for 1,000 students x 5 notebooks on larger clusters (docs/scaling.md explains the model).
 """
 from __future__ import annotations
 
@@ -36,6 +38,7 @@ from staff.course_dir import CourseDir
 from staff.grading import autograde, gradebook, postgres
 
 PHASES = ("queue", "kernel start", "execution", "judge", "gradebook")
+WRITER = ("prepare", "gradebook", "judge")  # what the one writer does here per submission, in series
 
 
 def _course(root: Path, chosen: list[samples.Sample], release_from: Path | None, url: str | None = None) -> CourseDir:
@@ -57,8 +60,22 @@ def _scores(course: CourseDir) -> dict[tuple[str, str], float]:
         return {(s.student.id, a.name): s.code_score for a in gb.assignments for s in gb.assignment_submissions(a.name)}
 
 
-def _phases(outcomes) -> dict[str, float]:
-    return {p: statistics.mean(o.phases.get(p, 0.0) for o in outcomes if o.phases) for p in PHASES}
+def _mean(outcomes, phase: str) -> float:
+    return statistics.mean(o.phases.get(phase, 0.0) for o in outcomes if o.phases)
+
+
+def _project(outcomes, workers: int, students: int = 1000, notebooks: int = 5) -> None:
+    """Wall time for ``students`` x ``notebooks`` from the measured costs of one run: the workers
+    share the execution (each kernel with one core, as in that run), while the one writer does every
+    submission's prepare, gradebook write and judge in series; it bounds the batch from below."""
+    cost, writer = _mean(outcomes, "worker"), sum(_mean(outcomes, p) for p in WRITER)
+    total = students * notebooks
+    print(f"\nprojection for {students} students x {notebooks} notebooks from the last run ({workers} workers, "
+          f"PostgreSQL): {cost:.1f} s per notebook on a worker, {writer:.2f} s per submission for the writer")
+    for n in (8, 32, 128):
+        print(f"  {n:>4} workers: {max(total * cost / n, total * writer) / 60:6.0f} min "
+              f"({'writer-bound' if total * writer > total * cost / n else 'worker-bound'})")
+    print(f"  the single writer saturates at about {cost / writer:.0f} workers ({total * writer / 60:.0f} min)")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -70,7 +87,7 @@ def main(argv: list[str] | None = None) -> int:
     mixed = [s for group in itertools.zip_longest(*by_assignment) for s in group if s]
     chosen = list(itertools.islice(itertools.cycle(mixed), args.submissions))
     n = len(chosen)
-    rows, scores, phases, single = [], {}, {}, []
+    rows, scores, runs = [], {}, {}
     with tempfile.TemporaryDirectory() as tmp, postgres.temporary_server("bench") as url:
         first = _course(Path(tmp) / "sequential", chosen, None)
         start = time.perf_counter()
@@ -79,15 +96,14 @@ def main(argv: list[str] | None = None) -> int:
                              check=False, quiet=True)
         rows.append(("sequential nbgrader autograde", time.perf_counter() - start))
         scores[rows[-1][0]] = _scores(first)
-        for label, workers, db in ((f"this grader, 1 worker, SQLite", 1, None),
+        for label, workers, db in (("this grader, 1 worker, SQLite", 1, None),
                                    (f"this grader, {args.workers} workers, SQLite", args.workers, None),
                                    (f"this grader, {args.workers} workers, PostgreSQL", args.workers, url)):
             course = _course(Path(tmp) / f"run{len(rows)}", chosen, first.release, db)
             start = time.perf_counter()
             outcomes = autograde.autograde(course=course, jobs=workers, progress=False)
             rows.append((label, time.perf_counter() - start))
-            scores[label], phases[label] = _scores(course), _phases(outcomes)
-            single = single or outcomes  # the 1-worker run: per-notebook costs without contention
+            scores[label], runs[label] = _scores(course), outcomes
     print(f"submissions: {n} ({', '.join(f'{a}: {sum(s.assignment == a for s in chosen)}' for a in course_dir.assignments())});"
           f" cores: {os.cpu_count()}")
     base = rows[0][1]
@@ -95,16 +111,18 @@ def main(argv: list[str] | None = None) -> int:
     for label, seconds in rows:
         print(f"{label:<44} {seconds:8.1f} {60 * n / seconds:14.2f} {base / seconds:13.2f}x")
     print(f"\nmean seconds per submission by phase ({', '.join(PHASES)}):")
-    for label, means in phases.items():
-        print(f"  {label:<42} " + "  ".join(f"{p} {means[p]:.2f}" for p in PHASES))
-    print("\nper notebook on 1 worker (s): prepare here / on the worker (kernel start + execution) / "
-          "gradebook write + judge here")
-    for assignment in course_dir.assignments():
-        mine = [o for o in single if o.assignment == assignment and o.phases]
-        if mine:
-            mean = {p: statistics.mean(o.phases.get(p, 0.0) for o in mine) for p in ("prepare", "worker", "gradebook", "judge")}
-            print(f"  {assignment:<26} {mean['prepare']:6.2f} / {mean['worker']:6.2f} / "
-                  f"{mean['gradebook']:5.2f} + {mean['judge']:5.2f}   ({len(mine)} submissions)")
+    for label, found in runs.items():
+        print(f"  {label:<42} " + "  ".join(f"{p} {_mean(found, p):.2f}" for p in PHASES))
+    print("\nper notebook (mean s): on a worker (kernel start + execution) | here, in series (prepare + "
+          "gradebook write + judge)")
+    for label, found in runs.items():
+        print(f"  {label}")
+        for assignment in course_dir.assignments():
+            mine = [o for o in found if o.assignment == assignment and o.phases]
+            if mine:
+                print(f"    {assignment:<26} {_mean(mine, 'worker'):6.2f} | {sum(_mean(mine, p) for p in WRITER):5.2f}"
+                      f"   ({len(mine)} submissions)")
+    _project(runs[rows[-1][0]], args.workers)
     reference = scores[rows[0][0]]
     same = all(s == reference for s in scores.values())
     print(f"\nidentical scores in all four runs: {'yes' if same else 'NO'}")

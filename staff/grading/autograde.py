@@ -22,8 +22,8 @@ made, grading stops with the reason, unless ``unsafe`` is asked for: those grade
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
-import os
 import shutil
 import tempfile
 import time
@@ -258,49 +258,66 @@ def autograde(assignments: list[str] | None = None, course: CourseDir = course_d
     gradebook.register(assignments, course)
     batch = Batch(sorted({a for _, a in todo}), unsafe)
     previous = {} if force else _already_graded(course, todo)
-    outcomes, items, skipped = [], [], 0
-    local = settings.current().scheduler is None
-    workers = max(1, jobs or settings.current().jobs or os.cpu_count() or 1)
-    threads = max(1, (os.cpu_count() or 1) // workers) if local else None
-    for student, assignment in todo:
-        item = ready(course, student, assignment, limits, batch, threads)
-        if isinstance(item, Outcome):
-            outcomes.append(item)
-        elif previous.get((student, assignment), {}).get("digest") == item.digest:
-            outcomes.append(Outcome(**previous[(student, assignment)]))
-            skipped += 1
+    outcomes: list[Outcome] = []
+    kept: list[Outcome] = []
+    bar = tqdm(total=len(todo), desc="autograde", unit="submission", disable=not progress)
+
+    def record(outcome: Outcome, unchanged: bool = False) -> None:
+        if unchanged:
+            kept.append(outcome)  # its status entry stands as it is
         else:
-            items.append(item)
-    save_status(course, outcomes)
-    if skipped:
-        print(f"autograde: {skipped} submission(s) unchanged since their last grade, kept (--force grades them again)")
+            save_status(course, [outcome])  # now: a crash later loses nothing finished
+        outcomes.append(outcome)
+        bar.update()
+        bar.set_postfix_str(f"{outcome.student}/{outcome.assignment}: {outcome.status}")
+
+    def to_grade():  # prepared one at a time, so workers start on the first while the rest are read
+        for student, assignment in todo:
+            item = ready(course, student, assignment, limits, batch)
+            if isinstance(item, Outcome):
+                record(item)
+            elif previous.get((student, assignment), {}).get("digest") == item.digest:
+                record(Outcome(**previous[(student, assignment)]), unchanged=True)
+            else:
+                yield item
+
+    pending = to_grade()
+    first = next(pending, None)  # a cluster only when something is to be graded
     try:
-        if items:
-            with cluster.connect(workers) as (client, where):
-                print(f"autograde: {len(items)} submission(s) on {where}")
+        if first is not None:
+            with cluster.connect(jobs) as (client, where):
+                bar.write(f"autograde: grading on {where}")
                 bundle = client.scatter(batch.bundle, broadcast=False, hash=True)
-                futures = {client.submit(worker.execute, bundle, item.job, pure=False, retries=1,
-                                         key=f"grade-{item.assignment}-{item.student}-{item.digest[:10]}"): item
-                           for item in items}
-                sent = time.monotonic()
-                bar = tqdm(as_completed(futures), total=len(futures), desc="autograde", unit="submission",
-                           disable=not progress)
-                for future in bar:
-                    item = futures.pop(future)
+                threads = cluster.kernel_threads(client)
+                sent: dict = {}
+                finished = as_completed()
+
+                def write(future) -> None:  # the one writer
+                    item, at = sent.pop(future)
                     result, failure = None, None
                     try:
                         result = future.result()
                         # waiting for a free worker (and the transfers): the rest of the round trip
-                        result.phases["queue"] = round(max(0.0, time.monotonic() - sent - result.phases["worker"]), 2)
+                        result.phases["queue"] = round(max(0.0, time.monotonic() - at - result.phases["worker"]), 2)
                     except KilledWorker:
                         failure = "kernel died", (f"it took down {cluster.ALLOWED_FAILURES + 1} grading workers "
                                                   "(crash or out of memory outside the kernel); nothing graded")
                     except Exception as error:  # the worker could not grade it: say why, go on
                         failure = "kernel died", f"grading failed on the worker: {type(error).__name__}: {error}"[:200]
-                    outcome = finish(course, item, batch, result, failure)
-                    save_status(course, [outcome])  # now: a crash later loses nothing finished
-                    outcomes.append(outcome)
-                    bar.set_postfix_str(f"{outcome.student}/{outcome.assignment}: {outcome.status}")
+                    record(finish(course, item, batch, result, failure))
+
+                for item in itertools.chain([first], pending):
+                    future = client.submit(worker.execute, bundle, item.job, threads, pure=False, retries=1,
+                                           key=f"grade-{item.assignment}-{item.student}-{item.digest[:10]}")
+                    sent[future] = item, time.monotonic()
+                    finished.add(future)
+                    for done in finished.next_batch(block=False):  # written as they come, not at the end
+                        write(done)
+                for done in finished:
+                    write(done)
     finally:
+        bar.close()
         batch.close()
+    if kept:
+        print(f"autograde: {len(kept)} submission(s) unchanged since their last grade, kept (--force grades them again)")
     return sorted(outcomes, key=lambda o: (o.assignment, o.student))

@@ -91,7 +91,7 @@ class Job:
     cell_timeout: int
     wall: int
     memory: int
-    threads: int | None = None     # BLAS/OpenMP threads per kernel (None: cores / worker threads)
+    threads: int | None = None     # BLAS/OpenMP threads per kernel (None: as the batch or the worker says)
     unsafe: bool = False
     modules: list[str] = field(default_factory=list)  # what the released notebook imports (imported ahead)
 
@@ -273,18 +273,22 @@ def _start_when_queued(dask_worker, key: tuple, modules: list[str], limit: int, 
             return
 
 
-def _threads_here(job: Job) -> tuple[int, int]:
-    """BLAS threads per kernel and kernels at once on this worker (Dask: its thread count)."""
+def _threads_here(job: Job, by_worker: dict[str, int] | None) -> tuple[int, int]:
+    """BLAS threads per kernel (the job's, else the batch's share for this worker, else this
+    worker's cores over its own threads) and kernels at once on this worker (its thread count)."""
     dask_worker = _this_worker()
-    slots = dask_worker.state.nthreads if dask_worker is not None else 1
-    return job.threads or max(1, (os.cpu_count() or 1) // slots), slots
+    if dask_worker is None:
+        return job.threads or 1, 1
+    slots = dask_worker.state.nthreads
+    share = (by_worker or {}).get(dask_worker.address)  # a worker that joined later is not in it
+    return job.threads or share or max(1, (os.cpu_count() or 1) // slots), slots
 
 
-def execute(bundle: Bundle, job: Job) -> Result:
+def execute(bundle: Bundle, job: Job, threads_by_worker: dict[str, int] | None = None) -> Result:
     """The Dask task: one submission executed in a fresh sandboxed kernel."""
     started = time.monotonic()
     files = unpack(bundle)
-    threads, slots = _threads_here(job)
+    threads, slots = _threads_here(job, threads_by_worker)
     key = (files, threads, job.memory, job.unsafe)
     runner = _take(key, job.modules)
     dask_worker, stop = _this_worker(), threading.Event()

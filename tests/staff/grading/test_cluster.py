@@ -16,11 +16,13 @@ from pathlib import Path
 
 import psutil
 import pytest
+from dask.system import cpu_count
+from distributed import Client
 from nbgrader.api import Gradebook
 
 from staff.authoring import samples
 from staff.course_dir import CourseDir
-from staff.grading import autograde
+from staff.grading import autograde, cluster
 from staff.grading import postgres as postgres_server
 from staff.grading.status import load_status
 from support import free_port
@@ -89,7 +91,7 @@ def test_external_cluster_postgresql_and_a_killed_worker(make_course, samples1, 
     course = CourseDir(course.root, url=postgres)
     expected = {}
     batch = [samples1["correct_loops"], samples1["partial"], samples1["stub"],
-             *[s for s in samples.load(ASSIGNMENT, BAD) if s.student == "infinite_loop"]]
+             *[s for s in samples.load(ASSIGNMENT, BAD) if s.student in ("infinite_loop", "memory_bomb")]]
     for sample in batch:
         samples.submit(sample, course)
         expected[sample.student] = (sample.expected_status, sample.expected_score)
@@ -99,6 +101,9 @@ def test_external_cluster_postgresql_and_a_killed_worker(make_course, samples1, 
     expected["corrupt_json"] = ("invalid notebook", 0.0)
 
     monkeypatch.setenv("SCHEDULER", address)
+    with Client(address) as client:  # two workers of one thread on one host share its cores
+        client.wait_for_workers(2, timeout=60)
+        assert cluster.kernel_threads(client) == {a: max(1, cpu_count() // 2) for a in client.scheduler_info()["workers"]}
     killed: list[int] = []
     killer = threading.Thread(target=_kill_first_busy_worker, args=(workers, killed))
     killer.start()
@@ -124,7 +129,7 @@ def test_external_cluster_postgresql_and_a_killed_worker(make_course, samples1, 
     again = {o.student: o for o in autograde.autograde([ASSIGNMENT], course=course, limits=LIMITS, progress=False)}
     after = load_status(course)
     assert again["stub"].status == "graded" and again["stub"].digest != before[("stub", ASSIGNMENT)]["digest"]
-    for student in ("correct_loops", "partial", "infinite_loop"):
+    for student in ("correct_loops", "partial", "infinite_loop", "memory_bomb"):
         assert after[(student, ASSIGNMENT)] == before[(student, ASSIGNMENT)], student  # kept, not re-run
     with Gradebook(postgres) as gb:
         assert gb.find_submission(ASSIGNMENT, "stub").score == 20.0
