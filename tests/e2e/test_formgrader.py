@@ -132,6 +132,10 @@ def test_ta_grades_a_free_text_answer_and_moves_on(page, server, graded_course, 
     page.wait_for_function("window.MathJax && MathJax.Hub && document.querySelector('.MathJax')",
                            timeout=30_000)
     assert not page.problems, page.problems
+    # formgrade.js binds the score and comment boxes only once its grades and comments have been
+    # fetched: a box filled before that is never saved (no PUT; seen on a loaded machine).
+    page.wait_for_function("formgrader.grades && formgrader.grades.loaded && formgrader.comments.loaded",
+                           timeout=30_000)
     with page.expect_response(lambda r: "/api/grade/" in r.url and r.request.method == "PUT"):
         page.fill("#q_cls", "3.5")
         page.press("#q_cls", "Tab")
