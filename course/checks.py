@@ -154,6 +154,46 @@ def compare_rows(name: str, weights: Any, atol: float, axes: tuple[str, ...] | N
         )
 
 
+def check_perplexity(name: str, log_probs: Any, targets: Any, limit: float, atol: float = 1e-3) -> None:
+    """``log_probs`` ``(..., vocab)`` are log-distributions (each row's probabilities sum to 1 within
+    ``atol``) and the perplexity of ``targets`` ``(...)`` under them, exp(-mean log p(target)), is at
+    most ``limit``. Under grading the judge recomputes it from the record with its own targets."""
+    got = check_type(name, log_probs)
+    if isinstance(targets, Withheld):
+        record.write("perplexity", name, got, targets, limit=limit, atol=atol)
+        _shape(name, got, (*targets.shape, got.shape[-1] if got.ndim else 0))
+        return
+    want = check_type(f"{name} (targets)", targets)
+    record.write("perplexity", name, got, want, limit=limit, atol=atol)
+    compare_perplexity(name, got, want, limit, atol)
+
+
+def compare_perplexity(name: str, log_probs: Any, targets: Any, limit: float, atol: float) -> None:
+    want = to_numpy(targets)
+    if not np.issubdtype(want.dtype, np.integer):
+        raise AssertionError(f"{name}: the targets must be token ids (integers), got {want.dtype}")
+    array = check_type(name, log_probs)
+    if array.ndim != want.ndim + 1 or array.shape[:-1] != want.shape:
+        raise AssertionError(f"{name}: expected log-probabilities of shape {(*want.shape, 'vocab')}, got {array.shape}")
+    array = array.astype(np.float64)
+    if np.isnan(array).any() or (array == np.inf).any():
+        at = tuple(int(i) for i in np.argwhere(np.isnan(array) | (array == np.inf))[0])
+        raise AssertionError(f"{name}: contains NaN or +inf (first at index {at})")
+    if want.size and (want.min() < 0 or want.max() >= array.shape[-1]):
+        raise AssertionError(f"{name}: a target id is outside the vocabulary of {array.shape[-1]}")
+    top = array.max(axis=-1, keepdims=True)
+    log_total = (top + np.log(np.exp(array - top).sum(axis=-1, keepdims=True)))[..., 0]
+    bad = _abs(log_total) > atol
+    if bad.any():
+        at = tuple(int(i) for i in np.argwhere(bad)[0])
+        raise AssertionError(f"{name}: not log-probabilities: the probabilities at index {at} sum to "
+                             f"{np.exp(log_total[at]):.4g}, not 1 (use log_softmax)")
+    picked = np.take_along_axis(array, want[..., None].astype(np.int64), axis=-1)
+    perplexity = float(np.exp(-picked.mean()))
+    if not perplexity <= limit:
+        raise AssertionError(f"{name}: perplexity {perplexity:.3f} on {want.size} tokens; it must be at most {limit:g}")
+
+
 class _ReadOnlyModule(types.ModuleType):
     """Student code shares the kernel with the tests: ``course.checks.check_close = ...`` must
     not turn a failing test into a pass. (Test cells also re-import the checks they use, so a

@@ -18,7 +18,7 @@ from staff.authoring import release
 
 BUNDLE = paths.ROOT / "publish"
 #: Besides the notebooks and public fixtures: the student package, its data and the pins.
-STUDENT_FILES = ("course", "requirements.txt", "requirements-nodeps.txt", "data/sentiment")
+STUDENT_FILES = ("course", "requirements.txt", "requirements-nodeps.txt", "data/sentiment", "data/lm")
 
 STUDENT_README = """\
 # Transformers, from attention to fine-tuning — student edition

@@ -2,6 +2,7 @@
 import numpy as np
 import pytest
 
+from course import checks
 from course.checks import check_close, check_equal, check_rows_sum_to_one, check_shape
 
 
@@ -50,3 +51,18 @@ def test_rows_sum_names_the_axes():
 def test_equal_reports_first_difference():
     with pytest.raises(AssertionError, match=r"1 of 4 entries differ; first at index \(1, 0\)"):
         check_equal("mask", np.array([[1, 0], [0, 1]], bool), np.array([[1, 0], [1, 1]], bool))
+
+
+def test_perplexity_reports_the_value_the_limit_and_bad_distributions():
+    targets = np.array([[1, 2, 0]])
+    log_probs = np.log(np.full((1, 3, 4), 0.1))
+    np.put_along_axis(log_probs, targets[..., None], np.log(0.7), axis=-1)
+    checks.check_perplexity("ppl", log_probs, targets, limit=1.5)           # exp(-log 0.7) = 1.43
+    with pytest.raises(AssertionError, match=r"ppl: perplexity 1\.429 on 3 tokens; it must be at most 1\.4"):
+        checks.check_perplexity("ppl", log_probs, targets, limit=1.4)
+    with pytest.raises(AssertionError, match=r"not log-probabilities: the probabilities at index \(0, 0\) sum to 4"):
+        checks.check_perplexity("ppl", np.zeros((1, 3, 4)), targets, limit=100)
+    with pytest.raises(AssertionError, match=r"expected log-probabilities of shape \(1, 3, 'vocab'\), got \(1, 2, 4\)"):
+        checks.check_perplexity("ppl", log_probs[:, :2], targets, limit=100)
+    with pytest.raises(AssertionError, match="outside the vocabulary of 4"):
+        checks.check_perplexity("ppl", log_probs, targets + 3, limit=100)

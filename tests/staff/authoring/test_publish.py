@@ -66,3 +66,15 @@ def test_badges_and_setup_point_at_the_public_repository():
         assert release.colab_url(assignment) in text
         assert settings.PUBLIC_REPO in text and "{{" not in text
         assert release.colab_url(assignment).startswith("https://colab.research.google.com/github/")
+
+
+def test_bundle_leaves_out_the_held_out_text(bundle):
+    """Assignment 5's model is scored on dictionary entries students never get (W-Z)."""
+    from staff.authoring import recipes
+
+    heldout = recipes.load("05_decoder").HELDOUT.read_text().splitlines()
+    lines = [line.strip() for line in heldout if len(line.strip()) > 30]
+    shipped = "\n".join(p.read_text(errors="ignore") for p in bundle.rglob("*")
+                        if p.is_file() and p.suffix in (".txt", ".md", ".py", ".ipynb", ".json"))
+    assert len(lines) > 200 and (bundle / "data" / "lm" / "devils_dictionary.txt").is_file()
+    assert not [line for line in lines if line in shipped]

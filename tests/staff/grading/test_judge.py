@@ -95,3 +95,29 @@ def test_committed_checks_match_the_source_notebooks(assignment):
     hidden = [c.metadata["nbgrader"]["grade_id"] for c in source.cells
               if "### BEGIN HIDDEN TESTS" in c.source and not c.metadata.get("course", {}).get("in_kernel")]
     assert hidden and all(any(s["ref"] for s in specs[g]) for g in hidden)
+
+
+def test_perplexity_is_the_judges_own_on_its_own_targets_and_limit(records):
+    """Assignment 5's trained model: the kernel records log-probabilities; the judge computes the
+    perplexity with the withheld targets and the limit of the instructor's run."""
+    fixtures = judge.Fixtures(ROOT / "fixtures")
+    ref = "hidden/05_decoder/heldout:0.targets"
+    targets = fixtures.value(ref, [])
+    spec = {"kind": "perplexity", "label": "held-out perplexity", "ref": ref, "index": [], "limit": 11.0, "atol": 1e-3}
+    target = record.Withheld(ref, targets.shape, targets.dtype.str)
+
+    def verdict_of(log_probs, **numbers):
+        for path in records.glob("*"):
+            path.unlink()
+        record.write("perplexity", "held-out perplexity", log_probs.astype(np.float32), target,
+                     **{"limit": 11.0, "atol": 1e-3, **numbers})
+        return judge.verdict([spec], judge.read_records(records), fixtures)
+
+    good = np.full((*targets.shape, 96), np.log(0.1 / 95), dtype=np.float64)   # 0.9 on the right character
+    np.put_along_axis(good, targets[..., None].astype(np.int64), np.log(0.9), axis=-1)
+    assert verdict_of(good) is None
+    uniform = np.full((*targets.shape, 96), -np.log(96))
+    assert "perplexity 96.000" in verdict_of(uniform) and "at most 11" in verdict_of(uniform, limit=1e9)
+    assert "not log-probabilities" in verdict_of(np.zeros((*targets.shape, 96)))   # all ones: sums to 96
+    shifted = np.roll(good, 1, axis=1)                          # confident about the wrong characters
+    assert "perplexity" in verdict_of(shifted)

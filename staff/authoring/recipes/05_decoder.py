@@ -1,0 +1,167 @@
+"""Fixtures for 05_decoder. Expected outputs come from the notebook's own solution
+(:func:`staff.authoring.reference.solution_namespace`) or, where the exercise is to match them, from
+PyTorch's and Hugging Face's own implementations; all on the CPU in float32.
+
+- ``causal``: q, k, v ``(batch, heads, query, key/d_head)``, a padding mask and a past length; the
+  mask, weights and outputs. Hidden cases: other sizes, left and right padding, past lengths.
+- ``decoder_layer``: a random ``nn.TransformerDecoderLayer`` (``p.<state_dict key>``), both
+  inputs and paddings; the layer's output and cross-attention weights.
+- ``gpt``: a random GPT-2 (``transformers``' ``GPT2LMHeadModel``, weights under the notebook's
+  names ``w.*``), a padded batch and a cache split point; GPT-2's own logits.
+- ``sampling``: logits and rows of (temperature, top_k, top_p) with 0 for "off"; probabilities.
+- ``decoding``: a random GPT-2 and prompts; greedy tokens (equal to ``GPT2LMHeadModel.generate``,
+  asserted here), the tokens given to the model per call with the cache, and seeded samples.
+- ``language_model``: logits and ids with the loss; small random texts with both n-gram perplexities.
+- ``heldout`` (hidden only): 16 windows of 64 characters of the entries the students' corpus
+  leaves out (``staff/authoring/heldout/``), and their targets, on which the judge computes the
+  perplexity of each student's trained model.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from course import gpt, text
+from course.fixtures import pack_cases
+from staff.authoring.reference import solution_namespace
+from staff.authoring.tensors import int_array, padding_mask, random_ids, randomize, state_arrays
+
+ASSIGNMENT = "05_decoder"
+HELDOUT = Path(__file__).resolve().parent.parent / "heldout" / "devils_dictionary_w-z.txt"
+#: The tolerances (atol, rtol) the notebook's tests compare these fixtures with (staff.authoring.fixtures).
+TOLERANCES = {"*": (1e-6, 1e-5), "decoder_layer/y": (1e-5, 1e-5), "gpt": (1e-5, 1e-5)}
+#: The expected outputs in each fixture (key patterns): a grading kernel never sees them, the judge
+#: compares with them (staff/grading/sandbox.py, judge.py). Everything else is an input.
+OUTPUTS = {"causal": ("mask", "out", "weights"), "decoder_layer": ("y", "cross_weights"), "gpt": ("logits",),
+           "sampling": ("probs",), "decoding": ("greedy", "lengths", "sampled"),
+           "language_model": ("loss", "perplexity_*"), "heldout": ("targets",)}
+GPT_SIZES = ("vocab_size", "n_positions", "d_model", "n_heads", "n_layers")
+
+
+def _arrays(**values) -> dict[str, np.ndarray]:
+    return {k: v.detach().cpu().numpy().copy() if torch.is_tensor(v) else np.asarray(v) for k, v in values.items()}
+
+
+@torch.no_grad()
+def causal_case(sol: dict, g: torch.Generator, batch: int, heads: int, query: int, past: int, d_head: int,
+                pattern=None) -> dict:
+    total = past + query
+    q = torch.randn(batch, heads, query, d_head, generator=g)
+    k, v = (torch.randn(batch, heads, total, d_head, generator=g) for _ in range(2))
+    attention_mask = padding_mask(batch, total, pattern)
+    mask = sol["decoder_mask"](attention_mask, query, past_length=past)
+    out, weights = sol["attend"](q, k, v, mask)
+    return _arrays(q=q, k=k, v=v, attention_mask=attention_mask, past_length=int_array(past), mask=mask,
+                   out=out, weights=weights)
+
+
+@torch.no_grad()
+def decoder_layer_case(sol: dict, g: torch.Generator, d_model: int, n_heads: int, batch: int, seq: int, memory_len: int,
+                       x_pattern=None, memory_pattern=None) -> dict:
+    layer = randomize(torch.nn.TransformerDecoderLayer(d_model, n_heads, 2 * d_model, dropout=0.0, batch_first=True), g)
+    x, memory = torch.randn(batch, seq, d_model, generator=g), torch.randn(batch, memory_len, d_model, generator=g)
+    x_padding, memory_padding = padding_mask(batch, seq, x_pattern), padding_mask(batch, memory_len, memory_pattern)
+    y, cross = sol["decoder_layer"](x, memory, layer.state_dict(), n_heads, x_padding, memory_padding)
+    expected = layer(x, memory, tgt_mask=torch.ones(seq, seq, dtype=torch.bool).triu(1), tgt_is_causal=True,
+                     tgt_key_padding_mask=x_padding == 0, memory_key_padding_mask=memory_padding == 0)
+    real = x_padding.bool()
+    assert (y[real] - expected[real]).abs().max() < 1e-5, "the solution's decoder layer differs from PyTorch's"
+    return {**state_arrays(layer, "p."), **_arrays(x=x, memory=memory, x_padding=x_padding, memory_padding=memory_padding,
+                                                   n_heads=int_array(n_heads), y=y, cross_weights=cross)}
+
+
+def _reference(seed: int, **sizes: int):
+    model = gpt.reference_model(seed=seed, **sizes)
+    weights = {f"w.{k}": v.numpy().copy() for k, v in gpt.course_state_dict(model).items()}
+    return model, {**weights, **{k: int_array(v) for k, v in gpt.sizes_of(model).items()}}
+
+
+@torch.no_grad()
+def gpt_case(g: torch.Generator, seed: int, batch: int, seq: int, split: int, pattern=None, **sizes: int) -> dict:
+    model, arrays = _reference(seed, **sizes)
+    attention_mask = padding_mask(batch, seq, pattern)
+    ids = random_ids(g, sizes["vocab_size"], attention_mask)
+    logits = model(input_ids=ids, attention_mask=attention_mask).logits
+    return {**arrays, **_arrays(ids=ids, attention_mask=attention_mask, split=int_array(split), logits=logits)}
+
+
+def sampling_case(sol: dict, g: torch.Generator, batch: int, vocab: int, settings: list[tuple]) -> dict:
+    logits = torch.randn(batch, vocab, generator=g) * 2.5
+    probs = [sol["next_token_distribution"](logits, temperature=t, top_k=int(k) or None, top_p=p or None)
+             for t, k, p in settings]
+    return _arrays(logits=logits, settings=np.array(settings, dtype=np.float64), probs=torch.stack(probs))
+
+
+@torch.no_grad()
+def generate_case(sol: dict, g: torch.Generator, seed: int, batch: int, prompt_len: int, steps: int, temperature: float,
+                  top_k: int, top_p: float, **sizes: int) -> dict:
+    model, arrays = _reference(seed, **sizes)
+    ours = sol["gpt_from_case"](arrays)
+    prompt = torch.randint(0, sizes["vocab_size"], (batch, prompt_len), generator=g)
+    counting = sol["CountingModel"](ours)
+    greedy = sol["generate"](counting, prompt, steps, temperature=0)
+    reference = model.generate(prompt, attention_mask=torch.ones_like(prompt), do_sample=False,
+                               max_new_tokens=steps, pad_token_id=0)
+    assert torch.equal(greedy, reference), "the solution's greedy decoding differs from GPT-2's generate()"
+    sampled = sol["generate"](ours, prompt, steps, temperature=temperature, top_k=top_k or None, top_p=top_p or None,
+                              generator=torch.Generator().manual_seed(seed))
+    return {**arrays, **_arrays(prompt=prompt, max_new_tokens=int_array(steps), temperature=np.array(temperature),
+                                top_k=int_array(top_k), top_p=np.array(top_p), seed=int_array(seed), greedy=greedy,
+                                lengths=torch.tensor(counting.lengths), sampled=sampled)}
+
+
+def language_model_case(sol: dict, g: torch.Generator, batch: int, seq: int, vocab: int, train_len: int,
+                        val_len: int) -> dict:
+    logits = torch.randn(batch, seq, vocab, generator=g) * 2
+    ids = torch.randint(0, vocab, (batch, seq), generator=g)
+    # Texts with structure (a bigram model beats a unigram one) and characters never seen in training.
+    train_ids = torch.cumsum(torch.randint(0, 3, (train_len,), generator=g), 0) % (vocab - 1)
+    val_ids = torch.cumsum(torch.randint(0, 4, (val_len,), generator=g), 0) % vocab
+    perplexities = {f"perplexity_{order}": np.array(sol["ngram_perplexity"](train_ids, val_ids, vocab, order))
+                    for order in (1, 2)}
+    return {**_arrays(logits=logits, ids=ids, loss=sol["lm_loss"](logits, ids), train_ids=train_ids, val_ids=val_ids,
+                      vocab_size=int_array(vocab)), **perplexities}
+
+
+def heldout_case(windows: int = 16, length: int = 64) -> dict:
+    ids = text.encode(HELDOUT.read_text(encoding="ascii"))
+    stride = (len(ids) - length) // (windows - 1)
+    batch = torch.stack([ids[i * stride:i * stride + length] for i in range(windows)])
+    return _arrays(windows=batch, targets=batch[:, 1:])
+
+
+def build() -> dict:
+    sol = solution_namespace(ASSIGNMENT)
+    public, hidden = torch.Generator().manual_seed(505), torch.Generator().manual_seed(5_0505)
+    small = dict(vocab_size=61, n_positions=32, d_model=24, n_heads=2, n_layers=2)
+    settings = [(1.0, 0, 0.0), (0.7, 0, 0.0), (1.0, 5, 0.0), (1.0, 0, 0.9), (0.0, 0, 0.0), (1.3, 8, 0.8)]
+    return {
+        ("public", "causal"): pack_cases([causal_case(sol, public, 2, 2, 5, 0, 4, [5, 3])]),
+        ("hidden", "causal"): pack_cases([
+            causal_case(sol, hidden, 3, 4, 6, 0, 8, [6, 2, [0, 0, 1, 1, 1, 1]]),
+            causal_case(sol, hidden, 2, 3, 1, 7, 5, [8, 4]),
+            causal_case(sol, hidden, 1, 1, 4, 3, 16)]),
+        ("public", "decoder_layer"): pack_cases([decoder_layer_case(sol, public, 16, 2, 2, 5, 6, [5, 3], [4, 6])]),
+        ("hidden", "decoder_layer"): pack_cases([
+            decoder_layer_case(sol, hidden, 24, 3, 3, 7, 4, [7, 1, 5], [4, 2, 3]),
+            decoder_layer_case(sol, hidden, 40, 5, 1, 9, 11)]),
+        ("public", "gpt"): pack_cases([gpt_case(public, 1, 2, 10, 6, [10, 7], **small)]),
+        ("hidden", "gpt"): pack_cases([
+            gpt_case(hidden, 2, 3, 14, 9, [14, 11, 5], vocab_size=83, n_positions=40, d_model=36, n_heads=3, n_layers=3),
+            gpt_case(hidden, 3, 1, 23, 1, None, vocab_size=50, n_positions=24, d_model=40, n_heads=5, n_layers=1)]),
+        ("public", "sampling"): pack_cases([sampling_case(sol, public, 3, 20, settings)]),
+        ("hidden", "sampling"): pack_cases([
+            sampling_case(sol, hidden, 4, 50, [(0.5, 0, 0.0), (2.0, 0, 0.0), (1.0, 3, 0.0), (1.0, 0, 0.5), (0.8, 10, 0.95)]),
+            sampling_case(sol, hidden, 2, 7, [(1.0, 0, 0.01), (1.0, 7, 0.0), (0.0, 2, 0.5), (1.0, 1, 0.0)])]),
+        ("hidden", "decoding"): pack_cases([
+            generate_case(sol, hidden, 4, 2, 4, 20, 0.9, 12, 0.9, vocab_size=71, n_positions=32, d_model=32, n_heads=4,
+                          n_layers=2),
+            generate_case(sol, hidden, 5, 1, 1, 30, 1.2, 0, 0.8, vocab_size=40, n_positions=48, d_model=24, n_heads=3,
+                          n_layers=3)]),
+        ("public", "language_model"): pack_cases([language_model_case(sol, public, 2, 6, 11, 400, 100)]),
+        ("hidden", "language_model"): pack_cases([
+            language_model_case(sol, hidden, 3, 9, 17, 900, 250), language_model_case(sol, hidden, 1, 4, 5, 60, 30)]),
+        ("hidden", "heldout"): pack_cases([heldout_case()]),
+    }
