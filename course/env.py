@@ -26,14 +26,18 @@ def is_online() -> bool:
     return settings.current().online
 
 
+def _torch():
+    """torch if the notebook has imported it, else None. Assignment 1 is NumPy only: importing
+    torch there just to seed it would cost every one of its kernels 1.3 s of CPU (measured)."""
+    return sys.modules.get("torch")
+
+
 def seed_everything(seed: int = 0) -> None:
     random.seed(seed)
     np.random.seed(seed)
-    try:
-        import torch
-    except ImportError:  # assignment 1 is NumPy only
-        return
-    torch.manual_seed(seed)
+    torch = _torch()
+    if torch is not None:
+        torch.manual_seed(seed)
 
 
 def setup(seed: int = 0) -> str:
@@ -58,9 +62,6 @@ def setup(seed: int = 0) -> str:
 
 
 def device() -> str:
-    """"cuda" when a GPU is present (Colab), else "cpu"."""
-    try:
-        import torch
-    except ImportError:
-        return "cpu"
-    return "cuda" if torch.cuda.is_available() else "cpu"
+    """"cuda" when a GPU is present (Colab) and the notebook uses torch, else "cpu"."""
+    torch = _torch()
+    return "cuda" if torch is not None and torch.cuda.is_available() else "cpu"
