@@ -65,3 +65,29 @@ def device() -> str:
     """"cuda" when a GPU is present (Colab) and the notebook uses torch, else "cpu"."""
     torch = _torch()
     return "cuda" if torch is not None and torch.cuda.is_available() else "cpu"
+
+
+def amp_dtype(device: str):
+    """The mixed-precision dtype for training on ``device``: bfloat16 where the GPU computes it
+    natively (Ampere and newer), else float16 (with a ``GradScaler``); None (float32) on the CPU.
+
+    ``torch.cuda.is_bf16_supported()`` alone says yes on a T4 (Colab's free GPU), where bfloat16 is
+    only emulated and slow: asking with ``including_emulation=False`` picks float16 there.
+    """
+    torch = _torch()
+    if device != "cuda" or torch is None:
+        return None
+    return torch.bfloat16 if torch.cuda.is_bf16_supported(including_emulation=False) else torch.float16
+
+
+def no_gpu_warning(device: str) -> str | None:
+    """What to switch on, when a long training run is about to start on a CPU: fine-tuning the hub
+    model on SST-2 (``COURSE_ONLINE=1``, Colab's default) takes hours there. None when there is a
+    GPU, offline (the small model and data train in about a minute on a CPU) or under the autograder."""
+    if device != "cpu" or not is_online() or under_autograde():
+        return None
+    where = ("Runtime > Change runtime type > T4 GPU, then run the notebook again from the top"
+             if on_colab() else "run it on a machine with a CUDA GPU")
+    return (f"WARNING: no GPU. Fine-tuning DistilBERT on SST-2 (COURSE_ONLINE=1) takes hours on a CPU. {where}. "
+            "(Or set COURSE_ONLINE=0 for the course's small offline model and data: about a minute on a CPU.)")
+
