@@ -90,7 +90,7 @@ def _figure(args) -> int:
 
     # Each recipe with a README figure draws it from its notebook's solution (03: attention maps,
     # 05: the KV cache's measured speed-up); a path redraws only the first into that file.
-    drawn = [recipes.load(a) for a in recipes.assignments() if hasattr(recipes.load(a), "save_readme_figure")]
+    drawn = [r for r in map(recipes.load, recipes.assignments()) if hasattr(r, "save_readme_figure")]
     for recipe in drawn[:1] if args.path else drawn:
         path = recipe.save_readme_figure(args.path or recipe.README_FIGURE)
         print(f"figure: wrote {path} ({path.stat().st_size / 1024:.0f} KB)")

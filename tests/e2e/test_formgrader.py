@@ -221,24 +221,20 @@ def test_formgrader_opens_quickly_with_300_submissions(page, crowded, capsys):
 
     _, running = crowded
     page.goto(running.page("lab"))  # this server's token
-    # Each page is timed more than once and the faster (the median) counts: the other test process
-    # shares these 2 cores, and a moment of its load is not the server's speed.
-    list_seconds = []
-    for _ in range(2):
-        start = time.monotonic()
-        page.goto(f"{running.url}/formgrader/gradebook/01_attention/01_attention")
-        page.wait_for_selector("table tbody tr:nth-child(300)", timeout=60_000)
-        list_seconds.append(time.monotonic() - start)
+    start = time.monotonic()
+    page.goto(f"{running.url}/formgrader/gradebook/01_attention/01_attention")
+    page.wait_for_selector("table tbody tr:nth-child(300)", timeout=60_000)
+    list_seconds = time.monotonic() - start
     rows = page.locator("table tbody tr").count()
     links = page.eval_on_selector_all("table a.name-hidden", "els => els.map(e => e.getAttribute('href'))")
     seconds = []
-    for href in links[:4]:  # the first open also renders the page templates once (a cold server)
+    for href in links[:3]:  # the first open also renders the page templates once (a cold server)
         start = time.monotonic()
         page.goto(running.url + href)
         page.wait_for_selector("#q_scaling", timeout=60_000)
         seconds.append(time.monotonic() - start)
     with capsys.disabled():
-        print(f"\nformgrader with {rows} submissions: list {', '.join(f'{s:.2f}' for s in list_seconds)} s, "
-              f"a submission {seconds[0]:.2f} s (first), then {', '.join(f'{s:.2f}' for s in seconds[1:])} s")
+        print(f"\nformgrader with {rows} submissions: list {list_seconds:.2f} s, a submission "
+              f"{seconds[0]:.2f} s (first), then {', '.join(f'{s:.2f}' for s in seconds[1:])} s")
     assert rows >= SCALE
-    assert min(list_seconds) < 2.0 and sorted(seconds[1:])[1] < 2.0
+    assert list_seconds < 2.0 and max(seconds[1:]) < 2.0
