@@ -40,18 +40,30 @@ def seed_everything(seed: int = 0) -> None:
         torch.manual_seed(seed)
 
 
-def setup(seed: int = 0) -> str:
-    """The header cell's one call: on Colab install what is missing; everywhere seed and report.
+_installed: list[str] = []  # what install_missing() put in, for setup()'s summary
 
-    Locally and under the autograder it installs nothing and touches no network. Returns (and
-    prints) one line saying what it did, so a student can paste it into a question.
+
+def install_missing() -> list[str]:
+    """On Colab, pip-install what the notebooks need and the runtime lacks; elsewhere nothing.
+
+    The setup cell calls it before importing anything else, so nothing it installs has been
+    imported yet. Returns the requirements it installed.
     """
-    done = []
-    if on_colab():
-        missing = [req for name, req in COLAB_MISSING.items() if importlib.util.find_spec(name) is None]
-        if missing:
-            subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", *missing], check=True)
-            done.append(f"installed {', '.join(missing)}")
+    if not on_colab():
+        return []
+    missing = [req for name, req in COLAB_MISSING.items() if importlib.util.find_spec(name) is None]
+    if missing:
+        subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", *missing], check=True)
+        _installed.extend(missing)
+    return missing
+
+
+def setup(seed: int = 0) -> str:
+    """The header cell's last call: seed everything and report where the notebook runs.
+
+    Returns (and prints) one line saying what it did, so a student can paste it into a question.
+    """
+    done = [f"installed {', '.join(_installed)}"] if _installed else []
     seed_everything(seed)
     where = "Colab" if on_colab() else "autograder" if under_autograde() else "local"
     models = "Hugging Face hub" if is_online() else "offline (shipped with the course)"
