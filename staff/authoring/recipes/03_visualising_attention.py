@@ -5,17 +5,18 @@ Public (ship to students, visible checks):
 - ``averaging``: two small random attention tuples (stored stacked, ``(n_layers, batch, n_heads,
   seq, seq)``) with the head average of one sentence; case 1 is right-padded, so only the real
   tokens are kept.
-- ``statistics``: a small random head-averaged map (3 layers, a sentence pair's special tokens, rows
-  with exact zeros and a one-hot row) with its ``[CLS]``/``[SEP]``/self shares and row entropies.
+- ``statistics``: small random per-head maps ``heads`` (3 layers of 4 sharp heads, a sentence pair's
+  special tokens, exact zeros in rows, one-hot rows) and their head average ``averaged``, with its
+  ``[CLS]``/``[SEP]``/self shares and the per-head row entropy (``entropy``: per head, then averaged).
 
 Hidden (autograder only):
 
 - ``averaging``: other layer, head, batch and sequence sizes; padding first, in holes, or none.
-- ``statistics``: 1, 4 and 2 layers, other token lists (up to three ``[SEP]``), zeros in rows; also
-  the hidden figure tests draw these.
+- ``statistics``: 1, 4 and 2 layers of 3, 2 and 1 heads, other token lists (up to three ``[SEP]``),
+  zeros in rows; also the hidden figure tests draw their head averages (``maps``).
 - ``sentences``: unseen sentences and pairs through the pretrained model: texts (UTF-8 bytes),
   ids, tokens, ``sentence_b_start`` (-1 for none), head-averaged attention of each sentence run
-  alone, its shares and entropies.
+  alone, the per-head maps it averages (``heads``), its shares and per-head entropies.
 - ``padded_batch``: the same sentences right-padded into one batch (ids and attention mask); the
   hidden test runs the model on it and expects each sentence's real-token average to equal the
   one computed alone (measured here: at most a few 1e-7 apart; the test allows 1e-5).
@@ -79,20 +80,24 @@ def averaging_case(sol: dict, generator: torch.Generator, n_layers: int, batch: 
             "use_mask": np.array(int(use_mask)), "expected": expected.numpy()}
 
 
-def statistics_case(sol: dict, generator: torch.Generator, n_layers: int, tokens: list[str]) -> dict:
-    """A random head-averaged map with exact zeros in some rows and a one-hot row, and its statistics."""
+def statistics_case(sol: dict, generator: torch.Generator, n_layers: int, n_heads: int, tokens: list[str]) -> dict:
+    """Random sharp per-head maps with exact zeros in some rows and one-hot rows, their head average
+    and its statistics. The heads differ, so the entropy of the average is well above the per-head
+    entropy the notebook asks for (a head-first average loses the points)."""
     seq = len(tokens)
-    avg = (torch.randn(n_layers, seq, seq, generator=generator) * 1.5).softmax(dim=-1)
-    zeros = torch.rand(n_layers, seq, seq, generator=generator) < 0.2
+    heads = (torch.randn(n_layers, n_heads, seq, seq, generator=generator) * 3.0).softmax(dim=-1)
+    zeros = torch.rand(n_layers, n_heads, seq, seq, generator=generator) < 0.2
     zeros[..., 0] = False                      # keep every row non-empty
-    avg = avg.masked_fill(zeros, 0.0)
-    avg = avg / avg.sum(dim=-1, keepdim=True)
-    avg[-1, seq // 2] = torch.nn.functional.one_hot(torch.tensor(seq - 1), seq).float()
+    heads = heads.masked_fill(zeros, 0.0)
+    heads = heads / heads.sum(dim=-1, keepdim=True)
+    heads[-1, :, seq // 2] = torch.nn.functional.one_hot(torch.tensor(seq - 1), seq).float()  # one-hot in every head
+    heads[0, -1, 0] = torch.nn.functional.one_hot(torch.tensor(seq // 2), seq).float()        # and in one head only
+    avg = heads.mean(dim=1)
     shares = sol["attention_shares"](avg, tokens)
-    return {"averaged": avg.numpy(), "maps": avg.numpy(), "tokens": text_bytes(" ".join(tokens)),
+    return {"heads": heads.numpy(), "averaged": avg.numpy(), "maps": avg.numpy(), "tokens": text_bytes(" ".join(tokens)),
             "words": text_bytes(" ".join(tokens)),
             **{key: shares[key].numpy() for key in ("cls", "sep", "self")},
-            "entropy": sol["attention_entropy"](avg).numpy()}
+            "entropy": sol["attention_entropy"](heads).numpy()}
 
 
 def load_models(sol: dict):
@@ -110,14 +115,15 @@ def sentence_fixtures(sol: dict) -> dict:
     cases, ids = [], []
     for text, text_pair in HIDDEN_SENTENCES:
         input_ids, tokens, sentence_b_start = sol["encode"](tokenizer, text, text_pair)
-        averaged = sol["head_averaged_attention"](hf_model(input_ids=input_ids, output_attentions=True).attentions)
+        attentions = hf_model(input_ids=input_ids, output_attentions=True).attentions
+        averaged, heads = sol["head_averaged_attention"](attentions), torch.stack([a[0] for a in attentions])
         shares = sol["attention_shares"](averaged, tokens)
         cases.append({"text": text_bytes(text), "text_pair": text_bytes(text_pair or ""), "input_ids": input_ids.numpy(),
                       "tokens": text_bytes(" ".join(tokens)), "words": text_bytes(" ".join(tokens)),
                       "sentence_b_start": np.array(-1 if sentence_b_start is None else sentence_b_start),
-                      "averaged": averaged.numpy(), "maps": averaged.numpy(),
+                      "averaged": averaged.numpy(), "maps": averaged.numpy(), "heads": heads.numpy(),
                       **{key: shares[key].numpy() for key in ("cls", "sep", "self")},
-                      "entropy": sol["attention_entropy"](averaged).numpy()})
+                      "entropy": sol["attention_entropy"](heads).numpy()})
         ids.append(input_ids[0])
     seq = max(len(i) for i in ids)
     input_ids = torch.full((len(ids), seq), tokenizer.pad_token_id, dtype=torch.long)
@@ -142,7 +148,7 @@ def build() -> dict:
             averaging_case(sol, public, n_layers=2, batch=2, n_heads=3, seq=5, index=1),
             averaging_case(sol, public, n_layers=3, batch=2, n_heads=2, seq=6, index=1, padding=[6, 4])]),
         ("public", "statistics"): pack_cases([
-            statistics_case(sol, public, 3, ["[CLS]", "the", "cat", "[SEP]", "it", "purrs", "[SEP]"])]),
+            statistics_case(sol, public, 3, 4, ["[CLS]", "the", "cat", "[SEP]", "it", "purrs", "[SEP]"])]),
         ("hidden", "averaging"): pack_cases([
             averaging_case(sol, hidden, n_layers=3, batch=3, n_heads=5, seq=7, index=2),
             averaging_case(sol, hidden, n_layers=1, batch=2, n_heads=2, seq=6, index=0,
@@ -151,9 +157,9 @@ def build() -> dict:
                            padding=[8, [1, 0, 1, 1, 0, 1, 1, 0], 3]),
             averaging_case(sol, hidden, n_layers=4, batch=1, n_heads=1, seq=4, index=0, padding=[4])]),
         ("hidden", "statistics"): pack_cases([
-            statistics_case(sol, hidden, 1, ["[CLS]", "hello", "[SEP]"]),
-            statistics_case(sol, hidden, 4, ["[CLS]", "a", "b", "[SEP]", "c", "d", "e", "[SEP]", "f", "[SEP]"]),
-            statistics_case(sol, hidden, 2, ["[CLS]", "x", "##y", "z", "[SEP]"])]),
+            statistics_case(sol, hidden, 1, 3, ["[CLS]", "hello", "[SEP]"]),
+            statistics_case(sol, hidden, 4, 2, ["[CLS]", "a", "b", "[SEP]", "c", "d", "e", "[SEP]", "f", "[SEP]"]),
+            statistics_case(sol, hidden, 2, 1, ["[CLS]", "x", "##y", "z", "[SEP]"])]),
         **sentence_fixtures(sol),
     }
 
