@@ -1,6 +1,11 @@
 """Fixtures for 01_attention: public examples for the visible checks, and hidden cases whose
 shapes differ from every public one (other seq, d_model, d_qkv, head counts), so code that
-hard-codes the visible sizes, or returns the public expected output, fails them."""
+hard-codes the visible sizes, or returns the public expected output, fails them.
+
+``sentence`` is real: a short sentence's token vectors entering the course's pretrained encoder
+(the offline MiniLM, :mod:`course.models`) and one real head's projections, a previous-token head,
+so the notebook draws the students' own attention on something worth reading without importing
+torch (an import costs every grading kernel about 1.3 s of CPU)."""
 from __future__ import annotations
 
 import numpy as np
@@ -10,12 +15,18 @@ from staff.authoring.reference import solution_namespace
 
 ASSIGNMENT = "01_attention"
 #: The tolerances (atol, rtol) the notebook's tests compare these fixtures with (staff.authoring.fixtures).
-TOLERANCES = {"*": (1e-6, 1e-5), "softmax": (1e-8, 1e-5), "positional_encoding": (1e-8, 1e-5)}
+TOLERANCES = {"*": (1e-6, 1e-5), "softmax": (1e-8, 1e-5), "positional_encoding": (1e-8, 1e-5),
+              # drawn, never graded: float32 values of a float64 model, compared to a share of this
+              "sentence": (1e-4, 1e-4)}
 #: The expected outputs in each fixture (key patterns): a grading kernel never sees them, the judge
 #: compares with them (staff/grading/sandbox.py, judge.py). Everything else is an input.
 OUTPUTS = {"softmax": ("expected",), "positional_encoding": ("expected",),
            "self_attention": ("y", "weights", "causal_weights"), "multihead": ("y", "weights"),
-           "masked": ("y", "weights", "y_single", "weights_single")}
+           "masked": ("y", "weights", "y_single", "weights_single"),
+           "permutation": ("y_shuffled", "shuffled_y", "y_shuffled_pe", "shuffled_y_pe")}
+#: The sentence of the notebook's heatmaps, and the head drawn: layer 0's head 2 puts almost all of
+#: every token's weight on the token before it (measured on this and three other sentences).
+SENTENCE, LAYER, HEAD = "the quick brown fox jumps over the lazy dog", 0, 2
 
 
 def _weights(rng: np.random.Generator, *shape: int) -> np.ndarray:
@@ -44,6 +55,53 @@ def _multihead_case(sol: dict, rng: np.random.Generator, seq: int, d_model: int,
         case["y_single"], case["weights_single"] = sol["apply_self_attention"](
             x, W_q[0], W_k[0], W_v[0], case["W_o_single"], mask=mask)
     return case
+
+
+def _permutation_case(sol: dict, rng: np.random.Generator, seq: int, d_model: int, d_qkv: int,
+                      perm: list[int] | None = None) -> dict:
+    """Inputs of ``shuffle_experiment`` and its outputs without and with a positional encoding.
+    The permutations are never their own inverse, so taking rows in the inverse order fails."""
+    case = _attention_case(sol, rng, seq, d_model, d_qkv)
+    case = {k: case[k] for k in ("x", "W_q", "W_k", "W_v", "W_o")}
+    order = np.array(perm if perm is not None else rng.permutation(seq), dtype=np.int64)
+    assert (order[order] != np.arange(seq)).any(), "a permutation that is its own inverse hides a wrong order"
+    case.update(perm=order, pe=sol["positional_encoding"](seq, d_model))
+    args = [case[k] for k in ("x", "perm", "W_q", "W_k", "W_v", "W_o")]
+    case["y_shuffled"], case["shuffled_y"] = sol["shuffle_experiment"](*args)
+    case["y_shuffled_pe"], case["shuffled_y_pe"] = sol["shuffle_experiment"](*args, pe=case["pe"])
+    return case
+
+
+def _sentence() -> dict:
+    """The sentence's token vectors entering layer ``LAYER`` (embeddings with the model's learned
+    positions, normalised), those of the same words in reverse order (re-embedded: new positions),
+    and head ``HEAD``'s projections as ``(d_model, d_qkv)`` matrices. The biases are left out (the
+    notebook's attention has none): they move this head's weights by at most 0.03 here, and the
+    model's own weights are saved to show it."""
+    import torch  # the instructor's side only: the notebook reads the saved arrays
+
+    from course import models
+    from staff.authoring.tensors import text_bytes
+
+    tokenizer, encoder = models.load_tokenizer(), models.load_encoder(dtype=torch.float64)
+    ids = tokenizer(SENTENCE, return_tensors="pt")["input_ids"]
+    seq = ids.shape[1]
+    reverse = np.r_[0, np.arange(seq - 2, 0, -1), seq - 1]  # the words reversed, [CLS] and [SEP] kept
+    with torch.no_grad():
+        runs = [encoder(input_ids=i, output_attentions=True, output_hidden_states=True)
+                for i in (ids, ids[:, torch.from_numpy(reverse)])]
+    attention = encoder.transformer.layer[LAYER].attention
+    d_qkv = encoder.config.dim // encoder.config.n_heads
+    rows = slice(HEAD * d_qkv, (HEAD + 1) * d_qkv)
+    weight = {name: getattr(attention, name).weight.detach().numpy() for name in ("q_lin", "k_lin", "v_lin", "out_lin")}
+    case = dict(tokens=text_bytes("\n".join(tokenizer.convert_ids_to_tokens(ids[0]))),
+                x=runs[0].hidden_states[LAYER][0].numpy(), x_reversed=runs[1].hidden_states[LAYER][0].numpy(),
+                reverse=reverse.astype(np.int64),
+                W_q=weight["q_lin"][rows].T, W_k=weight["k_lin"][rows].T, W_v=weight["v_lin"][rows].T,
+                W_o=weight["out_lin"][:, rows].T,
+                model_weights=runs[0].attentions[LAYER][0, HEAD].numpy(),
+                model_weights_reversed=runs[1].attentions[LAYER][0, HEAD].numpy())
+    return {k: v.astype(np.float32) if v.dtype == np.float64 else v for k, v in case.items()}
 
 
 def build() -> dict:
@@ -75,4 +133,10 @@ def build() -> dict:
         ("hidden", "masked"): pack_cases([
             _multihead_case(sol, hidden, 7, 12, 3, 4, masked=True),
             _multihead_case(sol, hidden, 5, 9, 2, 6, masked=True)]),
+        # last: drawing from the generators after every older fixture leaves those unchanged
+        ("public", "sentence"): pack_cases([_sentence()]),
+        ("public", "permutation"): pack_cases([_permutation_case(sol, public, 5, 8, 4, perm=[2, 0, 3, 4, 1])]),
+        ("hidden", "permutation"): pack_cases([
+            _permutation_case(sol, hidden, 7, 12, 6), _permutation_case(sol, hidden, 4, 6, 3, perm=[3, 2, 0, 1]),
+            _permutation_case(sol, hidden, 10, 16, 8)]),
     }
