@@ -56,7 +56,7 @@ release: setup ## check the source, generate release/ atomically with nbgrader, 
 publish: setup ## build the student bundle in publish/ (push it to the public repository)
 	$(STAFF) publish
 
-figures: setup ## redraw the README's figures (docs/figures/: attention maps, KV-cache speed-up)
+figures: setup ## redraw docs/figures/ (attention maps, KV-cache speed-up, architecture diagrams) and embed the diagrams in source/ (then make release)
 	$(STAFF) figure
 
 collect: setup ## import an LMS zip of notebooks into submitted/: make collect ZIP=download.zip

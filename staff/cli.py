@@ -90,10 +90,21 @@ def _figure(args) -> int:
 
     # Each recipe with a README figure draws it from its notebook's solution (03: attention maps,
     # 05: the KV cache's measured speed-up); a path redraws only the first into that file.
-    drawn = [r for r in map(recipes.load, recipes.assignments()) if hasattr(r, "save_readme_figure")]
+    drawn = [] if args.architecture else [
+        r for r in map(recipes.load, recipes.assignments()) if hasattr(r, "save_readme_figure")]
     for recipe in drawn[:1] if args.path else drawn:
         path = recipe.save_readme_figure(args.path or recipe.README_FIGURE)
         print(f"figure: wrote {path} ({path.stat().st_size / 1024:.0f} KB)")
+    if args.path:
+        return 0
+    from staff.authoring import architecture_cell, diagrams
+
+    # The architecture diagrams are drawn from code alone (no model runs) and embedded into the
+    # source notebooks as cell attachments; `make release` then carries them into release/.
+    for path in diagrams.draw_all():
+        print(f"figure: wrote {path} ({path.stat().st_size / 1024:.0f} KB)")
+    for assignment, changed in architecture_cell.embed_all().items():
+        print(f"figure: source/{assignment}: architecture cell {'embedded' if changed else 'already current'}")
     return 0
 
 
@@ -217,8 +228,11 @@ def parser() -> argparse.ArgumentParser:
             "check the release")
     command("publish", _publish, "build the student bundle in publish/", assignments=False).add_argument(
         "--out", type=Path)
-    command("figure", _figure, "redraw the README's figures (attention maps, KV cache)", assignments=False).add_argument(
-        "path", nargs="?", type=Path)
+    figure = command("figure", _figure, "redraw the README's figures (attention maps, KV cache) and the notebooks' "
+                     "architecture diagrams, and embed those into source/", assignments=False)
+    figure.add_argument("path", nargs="?", type=Path, help="redraw only the first README figure, into this file")
+    figure.add_argument("--architecture", action="store_true",
+                        help="only the architecture diagrams and their cells in source/ (runs no model)")
     command("collect", _collect, "import an LMS zip of notebooks into submitted/",
             assignments=False).add_argument("zip", type=Path)
     command("samples", _samples, "copy the bundled sample submissions into submitted/ (and their "
