@@ -118,7 +118,7 @@ def visualising_03() -> Canvas:
     c.box("avg", 3.05, 2.45, "head_averaged_attention:\nmean over heads, real tokens only", w=2.85, h=0.65,
           kind="yours", exercise="2")
     c.arrow(c.at("att", "left"), c.at("avg", "top"), via=[(3.05, 3.6)])
-    bottom = [("plot", 1.05, "plot_attention\none layer", "3a"), ("all", 3.05, "plot_all_layers\n<= 3 per row", "3b"),
+    bottom = [("plot", 1.05, "plot_attention\none layer", "3a"), ("all", 3.05, "plot_all_layers\n\u2264 3 per row", "3b"),
               ("shares", 5.05, "attention_shares\n[CLS], [SEP], self", "4"),
               ("token", 7.15, "plot_token_attention\none query, every head", "3c"),
               ("entropy", 9.2, "attention_entropy\nper head, in nats", "4")]
