@@ -35,7 +35,7 @@ REFERENCES = {
                 "Misconceptions, Explanations, and Strong Baselines", "https://arxiv.org/abs/2006.04884"),
     "adamw": ("Loshchilov and Hutter (2019)", "Decoupled Weight Decay Regularization",
               "https://arxiv.org/abs/1711.05101"),
-    "radford": ("Radford et al. (2019)", "Language Models are Unsupervised Multitask Learners (GPT-2)",
+    "radford": ("Radford et al. (2019)", "Language Models are Unsupervised Multitask Learners",
                 "https://cdn.openai.com/better-language-models/language_models_are_unsupervised_multitask_learners.pdf"),
     "holtzman": ("Holtzman et al. (2020)", "The Curious Case of Neural Text Degeneration",
                  "https://arxiv.org/abs/1904.09751"),
@@ -93,8 +93,8 @@ READING = {
         ("vaswani", "the encoder-decoder layer of exercise 2: masked self-attention, then cross-attention "
                     "(section 3.1, Figure 1)."),
         ("radford", "GPT-2, the decoder-only model your `GPT` matches."),
-        ("xiong", "why GPT-2 puts LayerNorm before each part (pre-LN) and deep models then train without "
-                  "warm-up."),
+        ("xiong", "pre-LN, as in GPT-2 and your `Block`: with LayerNorm before each part the gradients stay "
+                  "well scaled, and deep models train even without warm-up."),
         ("holtzman", "top-p (nucleus) sampling, exercise 4, and why greedy text degenerates into loops."),
         ("nanogpt", "a small, readable GPT-2 and its training loop, the closest relative of your exercise 5 "
                     "(its predecessor, [minGPT](https://github.com/karpathy/minGPT), is written to be read)."),
