@@ -94,8 +94,8 @@ def statistics_case(sol: dict, generator: torch.Generator, n_layers: int, n_head
     heads[0, -1, 0] = torch.nn.functional.one_hot(torch.tensor(seq // 2), seq).float()        # and in one head only
     avg = heads.mean(dim=1)
     shares = sol["attention_shares"](avg, tokens)
-    return {"heads": heads.numpy(), "averaged": avg.numpy(), "maps": avg.numpy(), "tokens": text_bytes(" ".join(tokens)),
-            "words": text_bytes(" ".join(tokens)),
+    return {"heads": heads.numpy(), "averaged": avg.numpy(), "maps": avg.numpy(),
+            "tokens": text_bytes(" ".join(tokens)), "words": text_bytes(" ".join(tokens)),
             **{key: shares[key].numpy() for key in ("cls", "sep", "self")},
             "entropy": sol["attention_entropy"](heads).numpy()}
 
