@@ -32,8 +32,9 @@ that the course staff run after you submit.
 
 ## On Colab (recommended)
 
-1. Click the assignment's **Open in Colab** badge. For the PyTorch assignments choose
-   *Runtime → Change runtime type → GPU*.
+1. Click the assignment's **Open in Colab** badge. Assignments 2 and 4 open on a GPU runtime
+   (if Colab gives you none, *Runtime → Change runtime type → T4 GPU*); assignments 1 and 3 run
+   on the default CPU runtime, and assignment 5 does too (its training is faster on a GPU).
 2. Run the first code cell (**Setup**). It downloads this repository next to the notebook and
    installs what Colab lacks; it prints what it did.
 3. Fill every cell marked `# YOUR CODE HERE` (delete the `raise NotImplementedError()`) and the
