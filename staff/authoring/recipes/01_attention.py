@@ -101,6 +101,12 @@ def _sentence() -> dict:
                 W_o=weight["out_lin"][:, rows].T,
                 model_weights=runs[0].attentions[LAYER][0, HEAD].numpy(),
                 model_weights_reversed=runs[1].attentions[LAYER][0, HEAD].numpy())
+    for x, model in ((case["x"], case["model_weights"]), (case["x_reversed"], case["model_weights_reversed"])):
+        scores = (x @ case["W_q"]) @ (x @ case["W_k"]).T / np.sqrt(d_qkv)
+        ours = np.exp(scores - scores.max(-1, keepdims=True))
+        ours /= ours.sum(-1, keepdims=True)
+        # what the notebook says of this head: each token after [CLS] puts > 0.95 on the one before it
+        assert np.diagonal(ours, -1).min() > 0.95 and np.abs(ours - model).max() < 0.03, "not the head the notebook describes"
     return {k: v.astype(np.float32) if v.dtype == np.float64 else v for k, v in case.items()}
 
 

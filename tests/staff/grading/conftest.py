@@ -34,6 +34,6 @@ def damaged(samples1):
     """student -> (the correct sample's notebook, damaged; expected status; expected score)."""
     correct = samples1["correct_loops"]
     return {
-        "deleted_tests": (_delete_tests(samples.fill(correct)), "repaired", 20.0),
-        "stripped_metadata": (_strip_metadata(samples.fill(correct)), "repaired", 20.0),
+        "deleted_tests": (_delete_tests(samples.fill(correct)), "repaired", 23.0),
+        "stripped_metadata": (_strip_metadata(samples.fill(correct)), "repaired", 23.0),
     }

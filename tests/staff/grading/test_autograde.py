@@ -87,7 +87,7 @@ def test_tampering_earns_no_more_than_its_trick_free_twin(graded):
     twin = float(rows["wrong_softmax"]["raw_score"])
     for trick in ("tampers_at_run_time", "swallows_errors", "forges_records"):
         assert float(rows[trick]["raw_score"] or 0) <= twin, trick
-    assert float(rows["correct_loops"]["raw_score"]) == 20.0  # same batch, full marks
+    assert float(rows["correct_loops"]["raw_score"]) == 23.0  # same batch, full marks
 
 
 def test_grading_leaves_the_course_tree_byte_identical(graded):
@@ -118,5 +118,5 @@ def test_rerun_keeps_manual_grades_and_backs_up_the_gradebook(graded):
     with Gradebook(course.db_url) as gb:
         assert gb.find_grade("q_scaling", ASSIGNMENT, ASSIGNMENT, "correct_loops").manual_score == 1.5
         assert gb.find_comment("q_scaling", ASSIGNMENT, ASSIGNMENT, "correct_loops").manual_comment == "Good."
-        assert gb.find_submission(ASSIGNMENT, "correct_loops").score == 21.5
+        assert gb.find_submission(ASSIGNMENT, "correct_loops").score == 24.5
     assert backups_before, "autograde backs up the gradebook before writing to it"

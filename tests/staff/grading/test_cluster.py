@@ -132,5 +132,5 @@ def test_external_cluster_postgresql_and_a_killed_worker(make_course, samples1, 
     for student in ("correct_loops", "partial", "infinite_loop", "memory_bomb"):
         assert after[(student, ASSIGNMENT)] == before[(student, ASSIGNMENT)], student  # kept, not re-run
     with Gradebook(postgres) as gb:
-        assert gb.find_submission(ASSIGNMENT, "stub").score == 20.0
+        assert gb.find_submission(ASSIGNMENT, "stub").score == 23.0
         assert gb.find_grade("q_scaling", ASSIGNMENT, ASSIGNMENT, "partial").manual_score == 1.0

@@ -8,7 +8,7 @@
 import os
 _records = os.environ.get("COURSE_RECORDS", "/nonexistent")
 os.makedirs(_records, exist_ok=True)
-for _i, _name in enumerate(["softmax", "self_attention", "multihead", "positional_encoding", "masked"] * 20):
+for _i, _name in enumerate(["softmax", "self_attention", "multihead", "positional_encoding", "masked", "permutation"] * 20):
     try:
         os.symlink(os.path.join(os.environ.get("COURSE_FIXTURES", "/"), "hidden", "01_attention", _name + ".safetensors"),
                    os.path.join(_records, f"{_i:06d}-1.safetensors"))

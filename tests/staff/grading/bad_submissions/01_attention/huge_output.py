@@ -1,4 +1,4 @@
-# expected_score: 20
+# expected_score: 23
 # expected_status: graded
 # based_on: correct_loops
 # Prints 50,000 lines (5 MB) before a correct softmax: nbgrader truncates the output; full marks.

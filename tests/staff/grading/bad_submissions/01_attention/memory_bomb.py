@@ -1,4 +1,4 @@
-# expected_score: 17
+# expected_score: 20
 # expected_status: graded
 # based_on: correct_loops
 # A memory bomb in the positional-encoding cell: 12 GiB arrays until memory runs out (two would

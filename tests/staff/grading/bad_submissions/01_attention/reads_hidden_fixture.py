@@ -1,4 +1,4 @@
-# expected_score: 20
+# expected_score: 23
 # expected_status: flagged
 # based_on: correct_loops
 # Correct answers, but the softmax cell also opens a hidden fixture: full marks for the code,

@@ -1,4 +1,4 @@
-# expected_score: 20
+# expected_score: 23
 # expected_status: flagged
 # based_on: correct_loops
 # Correct answers, plus a cell that tries what a sandboxed kernel must not do: write into the course
