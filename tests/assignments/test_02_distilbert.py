@@ -124,8 +124,9 @@ def fresh(hf_model, tokenizer):
 
 
 def test_later_exercises_are_graded_on_their_own(fresh):
-    """With exercises 1 and 2 broken, the hidden tests of exercises 3 and 4 still pass (they use the
-    reference parts), and the names the student defined are given back afterwards."""
+    """With exercises 1 and 2 broken, the checks of exercises 3 and 4 still pass (the visible one judges
+    the wiring with the student's own parts, the hidden ones use the reference parts), and the names the
+    student defined are given back afterwards."""
     cells = cell_sources()
 
     class BrokenEmbeddings(fresh["Embeddings"]):
@@ -136,7 +137,15 @@ def test_later_exercises_are_graded_on_their_own(fresh):
         def attend(self, q, k, v, attention_mask):
             raise NotImplementedError
 
-    fresh.update(Embeddings=BrokenEmbeddings, AttentionBlock=BrokenBlock)
+    class WrongScale(fresh["AttentionBlock"]):  # computes, but wrong values
+        def attend(self, q, k, v, attention_mask):
+            return super().attend(q * 2, k, v, attention_mask)
+
+    fresh.update(Embeddings=BrokenEmbeddings, AttentionBlock=WrongScale)
+    exec(cells["test_model_visible"], fresh)  # the wiring, judged with the student's own parts
+    with pytest.raises(AssertionError):
+        exec(cells["test_block_visible"], fresh)  # the mistake is caught where it is made
+    fresh.update(AttentionBlock=BrokenBlock)
     exec(cells["test_model_hidden"], fresh)
     exec(cells["test_pretrained_hidden"], fresh)
     assert fresh["Embeddings"] is BrokenEmbeddings and fresh["AttentionBlock"] is BrokenBlock
@@ -153,8 +162,9 @@ def test_hidden_tests_still_fail_their_own_mistakes(fresh):
             return self.classifier(hidden_states[-1][:, 0]), hidden_states, attentions
 
     fresh["DistilBertClassifier"] = NoHead
-    with pytest.raises(AssertionError, match="logits"):
-        exec(cells["test_model_hidden"], fresh)
+    for cell in ("test_model_visible", "test_model_hidden"):
+        with pytest.raises(AssertionError, match="logits"):
+            exec(cells[cell], fresh)
     fresh["DistilBertClassifier"] = solution_classifier
     fresh["course_name"] = lambda name: name.removeprefix("distilbert.")  # an exercise 4 mistake
     with pytest.raises(RuntimeError, match="Missing key"):  # strict loading into the reference classes
