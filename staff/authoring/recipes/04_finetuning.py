@@ -15,8 +15,12 @@ exact and fast and one broken exercise does not fail the others:
   Clipping thresholds are below the gradients' norms, so forgetting to clip shows.
 - ``evaluate``: a ``BagOfWords`` with dropout 0.5 (the check leaves it in training mode), padded
   examples, and the solution's accuracy, loss, confusion matrix and probabilities (in eval mode).
-- ``train``: the whole loop on a float64 ``BagOfWords`` without shuffling: per-step learning rates
-  and losses, evaluation steps and accuracies, final parameters.
+- ``train``: the whole loop on a float64 ``BagOfWords`` without shuffling, started in eval mode (as
+  ``from_pretrained`` returns a model): per-step learning rates and losses, evaluation steps and
+  accuracies, final parameters. One public and one hidden case have dropout, with evaluations
+  before the last step, so a loop that never calls ``model.train()`` (or not again after
+  ``evaluate``) gets other losses and parameters; the notebook's ``BagOfWords`` draws its masks
+  from each batch, so the expected values do not depend on anything else drawing random numbers.
 - ``analyser``: a ``BagOfWords`` over the real tokenizer's ids (hashed into a small vocabulary),
   sentences stored as UTF-8 bytes, thresholds and max lengths, expected probabilities and labels.
 
@@ -104,7 +108,7 @@ def bag_of_words(sol: dict, generator: torch.Generator, vocab_size: int, dim: in
 
 def _bow_arrays(model: torch.nn.Module, prefix: str = "state.") -> dict[str, np.ndarray]:
     return {"vocab_size": int_array(model.embedding.num_embeddings), "dim": int_array(model.embedding.embedding_dim),
-            "dropout": float_array(model.dropout.p), **{k: v.astype(np.float32) for k, v in state_arrays(model, prefix).items()}}
+            "dropout": float_array(model.p), **{k: v.astype(np.float32) for k, v in state_arrays(model, prefix).items()}}
 
 
 def examples(generator: torch.Generator, n: int, seq: int, vocab_size: int) -> dict[str, np.ndarray]:
@@ -170,20 +174,36 @@ def evaluate_case(sol: dict, generator: torch.Generator, n: int, seq: int, batch
 # ---- 5. the training loop ----------------------------------------------------------------------
 
 def train_case(sol: dict, generator: torch.Generator, n: int, seq: int, batch_size: int, epochs: int,
-               lr: float, warmup_ratio: float, max_steps: int | None, eval_every: int | None) -> dict:
+               lr: float, warmup_ratio: float, max_steps: int | None, eval_every: int | None,
+               dropout: float = 0.0) -> dict:
     vocab_size, dim = 20, 6
-    model = bag_of_words(sol, generator, vocab_size, dim, 0.0, scale=1.0, dtype=torch.float64)
+    model = bag_of_words(sol, generator, vocab_size, dim, dropout, scale=1.0, dtype=torch.float64)
     data = examples(generator, n, seq, vocab_size)
     case = {**_bow_arrays(model), **data, "batch_size": int_array(batch_size), "epochs": int_array(epochs),
             "peak_lr": float_array(lr), "warmup_ratio": float_array(warmup_ratio),
             "max_steps": int_array(max_steps or 0), "eval_every": int_array(eval_every or 0)}
     model.load_state_dict(sol["state_of"](case, "state."))  # float32 round trip
-    history = sol["train"](model, sol["loader_of"](case), sol["loader_of"](case, 4), epochs=epochs, lr=lr,
-                           warmup_ratio=warmup_ratio, max_steps=max_steps, eval_every=eval_every)
+    history = _train(sol, case, model)
+    if dropout:  # the case must tell a loop that trains in eval mode (never model.train(), or not after evaluate)
+        assert all(training for training, grad in model.calls if grad), "the reference trained in eval mode"
+        without = sol["BagOfWords"](vocab_size, dim, 0.0).to(torch.float64)
+        without.load_state_dict(sol["state_of"](case, "state."))
+        after = history["val_step"][0]  # steps after the first evaluation run in eval mode in such a loop
+        assert after < len(history["train_loss"]), "the dropout case needs an evaluation before the last step"
+        gap = np.abs(np.subtract(history["train_loss"], _train(sol, case, without)["train_loss"]))[after:].max()
+        assert gap > 1e-3, f"dropout changes the losses after step {after} by only {gap:.2g}"
     return {**case, **state_arrays(model, "final."),
             "train_loss": np.array(history["train_loss"]), "lr": np.array(history["lr"]),
             "val_step": np.array(history["val_step"], dtype=np.int64),
             "val_accuracy": np.array(history["val_accuracy"])}
+
+
+def _train(sol: dict, case: dict, model: torch.nn.Module) -> dict:
+    """The solution's loop on a case, started in eval mode like the check (as from_pretrained returns a model)."""
+    max_steps, eval_every = int(case["max_steps"]) or None, int(case["eval_every"]) or None
+    return sol["train"](model.eval(), sol["loader_of"](case), sol["loader_of"](case, 4), epochs=int(case["epochs"]),
+                        lr=float(case["peak_lr"]), warmup_ratio=float(case["warmup_ratio"]), max_steps=max_steps,
+                        eval_every=eval_every)
 
 
 # ---- 6. the analyser ---------------------------------------------------------------------------
@@ -257,6 +277,12 @@ def build() -> dict:
         train_case(sol, hidden, n=16, seq=4, batch_size=4, epochs=3, lr=0.1, warmup_ratio=0.2,
                    max_steps=10, eval_every=None),
     ]
+    # With dropout: their own generators, so the cases above (and the analyser's after them) keep their values.
+    train_public = [train_public, train_case(sol, torch.Generator().manual_seed(2025), n=12, seq=5, batch_size=4,
+                                             epochs=2, lr=0.05, warmup_ratio=0.5, max_steps=None, eval_every=2,
+                                             dropout=0.5)]
+    train_hidden.append(train_case(sol, torch.Generator().manual_seed(4_2025), n=14, seq=6, batch_size=4, epochs=3,
+                                   lr=0.05, warmup_ratio=0.2, max_steps=9, eval_every=3, dropout=0.3))
     analyser_public = analyser_case(sol, tokenizer, public, PUBLIC_SENTENCES, 0.5, 64)
     analyser_hidden = [analyser_case(sol, tokenizer, hidden, HIDDEN_SENTENCES[0], 0.35, 64),
                        analyser_case(sol, tokenizer, hidden, HIDDEN_SENTENCES[1], 0.6, 8)]
@@ -269,7 +295,7 @@ def build() -> dict:
         ("hidden", "step"): pack_cases(step_hidden),
         ("public", "evaluate"): pack_cases([evaluate_public]),
         ("hidden", "evaluate"): pack_cases(evaluate_hidden),
-        ("public", "train"): pack_cases([train_public]),
+        ("public", "train"): pack_cases(train_public),
         ("hidden", "train"): pack_cases(train_hidden),
         ("public", "analyser"): pack_cases([analyser_public]),
         ("hidden", "analyser"): pack_cases(analyser_hidden),
