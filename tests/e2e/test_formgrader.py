@@ -140,7 +140,7 @@ def test_ta_grades_a_free_text_answer_and_moves_on(page, server, graded_course, 
         page.fill("#q_cls", "3.5")
         page.press("#q_cls", "Tab")
     with page.expect_response(lambda r: "/api/comment/" in r.url and r.request.method == "PUT"):
-        page.fill("#q_cls-comment", "Good on (a); (b) misses why DistilBERT has no pooler.")
+        page.fill("#q_cls-comment", "Good on (a); (b) gives the two ratios but not why they differ.")
         page.press("#q_cls-comment", "Tab")
     with page.expect_response(lambda r: "/api/grade/" in r.url and r.request.method == "PUT"):
         page.fill("#q_padding", "2")
