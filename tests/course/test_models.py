@@ -146,7 +146,9 @@ def test_state_dict_for_course_model():
 
 
 def test_online_uses_the_hub_model(monkeypatch):
-    """COURSE_ONLINE=1 switches all three loaders to HUB_MODEL (from_pretrained is recorded, not run)."""
+    """COURSE_ONLINE=1 switches all three loaders to the hub (from_pretrained is recorded, not run): the
+    encoder assignment 4 fine-tunes on SST-2 is the plain pretrained DistilBERT, never HUB_MODEL's, which
+    has already been fine-tuned on SST-2."""
     calls = []
 
     class Loaded:
@@ -161,7 +163,8 @@ def test_online_uses_the_hub_model(monkeypatch):
     monkeypatch.setattr(models.DistilBertModel, "from_pretrained", recorder("encoder"))
     monkeypatch.setattr(models.DistilBertForSequenceClassification, "from_pretrained", recorder("classifier"))
     models.load_tokenizer(), models.load_encoder(), models.load_classifier()
-    assert [(kind, name) for kind, name, _ in calls] == [(k, models.HUB_MODEL) for k in ("tokenizer", "encoder", "classifier")]
+    assert [(kind, name) for kind, name, _ in calls] == [
+        ("tokenizer", models.HUB_MODEL), ("encoder", "distilbert-base-uncased"), ("classifier", models.HUB_MODEL)]
     assert all(kwargs["attn_implementation"] == "eager" for kind, _, kwargs in calls if kind != "tokenizer")
 
 
