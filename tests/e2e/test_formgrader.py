@@ -114,7 +114,7 @@ def test_ta_grades_a_free_text_answer_and_moves_on(page, server, graded_course, 
     page.locator(f"table a[href='{href}']").first.click()  # "Submission #n", as a TA clicks it
     page.wait_for_selector("#q_cls", timeout=30_000)
     body = page.inner_text("body")
-    assert "lets [CLS] attend to all tokens" in body, "the student's free-text answer is shown"
+    assert "nearly every head keeps [CLS] on itself" in body, "the student's free-text answer is shown"
     # Under each free-text answer, its model answer from the source notebook, labelled, open, and
     # in the cell right after that answer's cell (the one holding its points box).
     for grade_id in ("q_cls", "q_padding"):
