@@ -51,24 +51,20 @@ def _pins() -> list[str]:
             if line.strip() and not line.startswith("#")]
 
 
-def _name(requirement: str) -> str:
-    return re.split(r"[<>=!~\[; ]", requirement, maxsplit=1)[0].lower().replace("_", "-")
-
-
 def environments() -> dict[str, dict]:
     """Each environment: its requirements (pip), what it installs with --no-deps, whether it is Colab."""
     from course import env
 
     datasets = env.COLAB_MISSING["datasets"].requirement
     def pins(transformers: str) -> list[str]:
-        return [transformers if _name(p) == "transformers" else datasets if _name(p) == "datasets" else p
+        return [transformers if env.requirement_name(p) == "transformers" else datasets if env.requirement_name(p) == "datasets" else p
                 for p in _pins()]
 
     oldest = pins(OLDEST_TRANSFORMERS)
     nodeps = [line.strip() for line in (ROOT / "requirements-nodeps.txt").read_text().splitlines()
               if line.strip() and not line.startswith("#")]
-    missing = {_name(spec.requirement) for spec in env.COLAB_MISSING.values()}
-    colab = [p for p in oldest if _name(p) not in missing] + [COLAB_FSSPEC]
+    missing = {env.requirement_name(spec.requirement) for spec in env.COLAB_MISSING.values()}
+    colab = [p for p in oldest if env.requirement_name(p) not in missing] + [COLAB_FSSPEC]
     return {
         # As `make setup` with other pins: the project installed too (source notebooks import it).
         "transformers-4.57": dict(requirements=oldest, nodeps=nodeps + ["--editable", str(ROOT)], colab=False),
@@ -106,27 +102,13 @@ def _distributions(python: Path) -> dict[str, str]:
 
 
 def colab_stand_in() -> dict[str, str]:
-    """The stand-in ``google.colab``, the kernel start-up that imports it, and the public repository
-    (the bundle ``make publish`` builds, committed to a local git repository): the environment
-    variables a Colab kernel gets. As in tests/e2e/test_colab.py."""
-    from staff.authoring import publish
+    """The environment variables of a stand-in Colab kernel (staff/authoring/colab.py, as in
+    tests/e2e/test_colab.py), with the bundle ``make publish`` builds as the public repository."""
+    from staff.authoring import colab, publish
 
-    colab = CACHE / "colab-stand-in"
-    shutil.rmtree(colab, ignore_errors=True)
-    fake = colab / "fake" / "google" / "colab"
-    fake.mkdir(parents=True)
-    (fake.parent / "__init__.py").write_text("")
-    (fake / "__init__.py").write_text('"""Stand-in for Colab\'s module."""\n')
-    startup = colab / "ipython" / "profile_default" / "startup"
-    startup.mkdir(parents=True)
-    (startup / "00-colab.py").write_text("import google.colab\n")
-    repo = publish.build(colab / "public-repo")
-    git = dict(os.environ, GIT_AUTHOR_NAME="compat", GIT_AUTHOR_EMAIL="compat@localhost",
-               GIT_COMMITTER_NAME="compat", GIT_COMMITTER_EMAIL="compat@localhost")
-    for args in (["init", "-q", "-b", "main"], ["add", "-A"], ["commit", "-q", "-m", "bundle"]):
-        subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True, env=git)
-    return {"PYTHONPATH": str(colab / "fake"), "IPYTHONDIR": str(colab / "ipython"),
-            "COURSE_REPO": repo.as_uri()}
+    folder = CACHE / "colab-stand-in"
+    shutil.rmtree(folder, ignore_errors=True)
+    return colab.stand_in(folder, publish.build(folder / "bundle"))
 
 
 def run_one(notebook: Path) -> dict:
@@ -213,7 +195,7 @@ def versions(venv: Path) -> str:
 def _course_packages() -> set[str]:
     from course import env
 
-    return {_name(spec.requirement) for spec in env.COLAB_MISSING.values()}
+    return {env.requirement_name(spec.requirement) for spec in env.COLAB_MISSING.values()}
 
 
 def table(rows: list[dict], described: dict[str, str]) -> str:

@@ -116,13 +116,14 @@ def _pip(args: list[str]) -> subprocess.CompletedProcess:
 
 
 def _restart_fix(requirements: list[str]) -> str:
-    pins = [pin for pin in COURSE_STACK if _name(pin) in {_name(r) for r in requirements} | {"transformers"}]
+    pins = [pin for pin in COURSE_STACK if requirement_name(pin) in {requirement_name(r) for r in requirements} | {"transformers"}]
     return (f"To use the course's own versions instead, run `!pip install {' '.join(pins)}` in a cell, then "
             "Runtime > Restart session (needed: this runtime has already imported the versions it had, and a "
             "running Python cannot swap them) and run the notebook again from the top.")
 
 
-def _name(requirement: str) -> str:
+def requirement_name(requirement: str) -> str:
+    """The normalised distribution name of a pip requirement (``datasets>=5.0.1`` -> ``datasets``)."""
     return _normalise(re.split(r"[<>=!~\[; ]", requirement, maxsplit=1)[0])
 
 
@@ -167,7 +168,7 @@ def install_missing(needed: dict[str, Missing] | None = None, pip_options: Seque
     problems = [f"{name} {before[name]} became {after.get(name, 'uninstalled')}"
                 for name in before if after.get(name) != before[name]]
     problems += [f"`import {name}` still fails" for name in missing if importlib.util.find_spec(name) is None]
-    problems += _broken(set(after) - set(before), {_name(s.requirement) for s in missing.values() if s.no_deps})
+    problems += _broken(set(after) - set(before), {requirement_name(s.requirement) for s in missing.values() if s.no_deps})
     if problems:
         raise InstallError(f"setup: pip installed {', '.join(requirements)} but the result is not usable: "
                            f"{'; '.join(problems)}. {_restart_fix(requirements)}")

@@ -9,16 +9,14 @@ import copy
 import json
 import os
 import random
-import shutil
 import string
-import subprocess
 
 import nbformat
 import pytest
 from nbclient import NotebookClient
 
 from course import settings
-from staff.authoring import publish, samples
+from staff.authoring import colab, publish, samples
 from staff.grading import autograde, report
 
 pytestmark = pytest.mark.notebooks
@@ -29,26 +27,9 @@ def bundle(tmp_path_factory):
     return publish.build(tmp_path_factory.mktemp("publish") / "bundle")
 
 
-def _git(*args, cwd):
-    subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True,
-                   env={**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t",
-                        "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t"})
-
-
 def test_colab_setup_cell_fetches_the_bundle_and_the_notebook_runs(bundle, tmp_path):
     """A released notebook with a correct answer, on a stand-in Colab, offline."""
-    public_repo = tmp_path / "public-repo"
-    shutil.copytree(bundle, public_repo)
-    _git("init", "-q", "-b", "main", cwd=public_repo)
-    _git("add", "-A", cwd=public_repo)
-    _git("commit", "-q", "-m", "bundle", cwd=public_repo)
-    fake = tmp_path / "fake-colab"
-    (fake / "google" / "colab").mkdir(parents=True)
-    (fake / "google" / "__init__.py").write_text("")
-    (fake / "google" / "colab" / "__init__.py").write_text('"""Stand-in for Colab\'s module."""\n')
-    startup = tmp_path / "ipython" / "profile_default" / "startup"  # Colab's kernel imports it
-    startup.mkdir(parents=True)
-    (startup / "00-colab.py").write_text("import google.colab\n")
+    colab_env = colab.stand_in(tmp_path, bundle)
     content = tmp_path / "content"  # Colab's working directory
     content.mkdir()
 
@@ -57,8 +38,7 @@ def test_colab_setup_cell_fetches_the_bundle_and_the_notebook_runs(bundle, tmp_p
         t.expected_score for t in samples.load(assignment)))
     nb = samples.fill(sample)
     nb.cells.append(nbformat.v4.new_code_cell("import course; print('COURSE FROM', course.__file__)"))
-    env = {**os.environ, "COURSE_REPO": public_repo.as_uri(), "COURSE_ONLINE": "0",
-           "PYTHONPATH": str(fake), "IPYTHONDIR": str(tmp_path / "ipython")}
+    env = {**os.environ, **colab_env, "COURSE_ONLINE": "0"}
     env.pop(settings.FIXTURES_VARIABLE, None)
     env.pop("NBGRADER_EXECUTION", None)
     old = dict(os.environ)

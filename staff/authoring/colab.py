@@ -1,0 +1,33 @@
+"""A stand-in Colab runtime, offline: for the Colab test (tests/e2e/test_colab.py) and `make compat`.
+
+What a Colab kernel has that a local one lacks, as far as the notebooks can tell: an importable
+``google.colab`` module, imported at kernel start (so ``"google.colab" in sys.modules``), and the
+public student repository to clone, here the bundle ``make publish`` builds, committed to a local
+git repository and given as ``COURSE_REPO``.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+
+def stand_in(folder: Path, bundle: Path) -> dict[str, str]:
+    """Build the stand-in under ``folder`` (a copy of ``bundle`` as the public repository); returns
+    the environment variables a kernel needs to look like Colab's."""
+    repo = folder / "public-repo"
+    shutil.copytree(bundle, repo)
+    git = dict(os.environ, GIT_AUTHOR_NAME="course", GIT_AUTHOR_EMAIL="course@localhost",
+               GIT_COMMITTER_NAME="course", GIT_COMMITTER_EMAIL="course@localhost")
+    for args in (["init", "-q", "-b", "main"], ["add", "-A"], ["commit", "-q", "-m", "bundle"]):
+        subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True, env=git)
+    module = folder / "fake-colab" / "google" / "colab"
+    module.mkdir(parents=True)
+    (module.parent / "__init__.py").write_text("")
+    (module / "__init__.py").write_text('"""Stand-in for Colab\'s module."""\n')
+    startup = folder / "ipython" / "profile_default" / "startup"  # Colab's kernel imports it
+    startup.mkdir(parents=True)
+    (startup / "00-colab.py").write_text("import google.colab\n")
+    return {"PYTHONPATH": str(folder / "fake-colab"), "IPYTHONDIR": str(folder / "ipython"),
+            "COURSE_REPO": repo.as_uri()}
