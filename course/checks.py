@@ -194,6 +194,31 @@ def compare_perplexity(name: str, log_probs: Any, targets: Any, limit: float, at
         raise AssertionError(f"{name}: perplexity {perplexity:.3f} on {want.size} tokens; it must be at most {limit:g}")
 
 
+def check_accuracy(name: str, predictions: Any, labels: Any, minimum: float) -> None:
+    """The share of ``predictions`` (integer class ids, ``(n,)``) equal to ``labels`` is at least
+    ``minimum``. Under grading ``labels`` are withheld: the kernel records only its predictions and
+    the judge counts them against its own labels (the kernel never sees them)."""
+    got = check_type(name, predictions)
+    if isinstance(labels, Withheld):
+        record.write("accuracy", name, got, labels, minimum=minimum)
+        _shape(name, got, labels.shape)
+        return
+    want = check_type(f"{name} (labels)", labels)
+    record.write("accuracy", name, got, want, minimum=minimum)
+    compare_accuracy(name, got, want, minimum)
+
+
+def compare_accuracy(name: str, predictions: Any, labels: Any, minimum: float) -> None:
+    want = to_numpy(labels)
+    got = _shape(name, predictions, want.shape)
+    if not np.issubdtype(got.dtype, np.integer):
+        raise AssertionError(f"{name}: predictions must be class ids (integers), got {got.dtype}")
+    right = int((got == want).sum())
+    accuracy = right / max(1, want.size)
+    if not accuracy >= minimum:
+        raise AssertionError(f"{name}: accuracy {accuracy:.1%} ({right} of {want.size}); it must be at least {minimum:.0%}")
+
+
 class _ReadOnlyModule(types.ModuleType):
     """Student code shares the kernel with the tests: ``course.checks.check_close = ...`` must
     not turn a failing test into a pass. (Test cells also re-import the checks they use, so a

@@ -37,7 +37,7 @@ from course.record import MAX_RECORD_BYTES, decode_index
 #: Limits on what a kernel may hand over: more is a failed cell, never a crash of the grader.
 MAX_RECORDS, MAX_TOTAL_BYTES = 20_000, 512 * 2**20
 NUMERIC = {np.dtype(t) for t in ("bool", "int8", "int16", "int32", "int64", "uint8", "float16", "float32", "float64")}
-KINDS = {"close", "equal", "rows", "shape", "perplexity"}
+KINDS = {"close", "equal", "rows", "shape", "perplexity", "accuracy"}
 _gradebook_lock = threading.Lock()
 
 
@@ -82,7 +82,7 @@ def _read_one(path: Path) -> Record:
     if kind not in KINDS:
         raise BadRecords(f"{path.name} has an unknown kind {kind[:20]!r}")
     try:
-        tolerance = {k: float(meta[k]) for k in ("atol", "rtol", "limit") if k in meta}
+        tolerance = {k: float(meta[k]) for k in ("atol", "rtol", "limit", "minimum") if k in meta}
         index = json.loads(meta.get("index", "[]"))
         cell = int(meta.get("cell", "-1"))
     except (ValueError, TypeError):
@@ -157,6 +157,8 @@ def _compare(spec: dict, rec: Record, fixtures: Fixtures) -> None:
         checks.compare_equal(label, rec.got, expected)
     elif spec["kind"] == "perplexity":
         checks.compare_perplexity(label, rec.got, expected, spec["limit"], spec["atol"])
+    elif spec["kind"] == "accuracy":
+        checks.compare_accuracy(label, rec.got, expected, spec["minimum"])
     elif spec["kind"] == "shape":
         if tuple(rec.got.tolist()) != tuple(np.asarray(expected).tolist()):
             raise AssertionError(f"{label}: expected shape {tuple(expected.tolist())}, got {tuple(rec.got.tolist())}")

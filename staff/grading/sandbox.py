@@ -259,8 +259,9 @@ def fixtures_view(out: Path, source: Path | None = None) -> Path:
     assignment's public fixtures, e.g. assignment 2's trained head in assignment 3), without the
     expected outputs their recipe lists in ``OUTPUTS`` (their shapes and dtypes stay, as
     metadata, so ``load_cases`` gives :class:`course.record.Withheld` references instead), with
-    manifests of their own. Public expected outputs are withheld too: a visible test's points
-    come from the judge comparing with the instructor's copy, not from the kernel's."""
+    manifests of their own. Public expected outputs stay: students have them in the published
+    bundle, so the visible checks (which carry no points) run in the grading kernel as they ran for
+    the student, and the TA sees what the student saw."""
     from fnmatch import fnmatch
 
     from safetensors.numpy import load_file, save_file
@@ -280,7 +281,7 @@ def fixtures_view(out: Path, source: Path | None = None) -> Path:
                 patterns = outputs.get(path.stem, ())
                 arrays = load_file(str(path))
                 withheld = {k: [list(v.shape), v.dtype.str] for k, v in arrays.items()
-                            if any(fnmatch(_array_name(k), p) for p in patterns)}
+                            if visibility == "hidden" and any(fnmatch(_array_name(k), p) for p in patterns)}
                 save_file({k: v for k, v in arrays.items() if k not in withheld}, str(folder / path.name),
                           metadata={WITHHELD: json.dumps(withheld)})
         write_manifest(out / visibility)
