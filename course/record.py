@@ -10,6 +10,10 @@ fixtures and sets the points; nothing printed or raised here decides a grade.
 
 Records are safetensors files (typed arrays plus string metadata, never pickle), one per check,
 numbered in order, each limited in size. Outside grading (a student's own run) nothing is written.
+A record does not say which test cell wrote it: the grader opens ``COURSE_RECORDS`` just before
+each graded test cell and takes it away right after (``staff/grading/cells.py``), so a record
+counts only for the cell during whose run it was written, and between test cells there is no
+folder to write to.
 """
 from __future__ import annotations
 
@@ -92,24 +96,14 @@ def folder() -> Path | None:
     return Path(value) if value else None
 
 
-def _cell() -> int:
-    """The execution count of the running cell: how the judge knows which test cell recorded.
-    (IPython counts the cell before running it, so while it runs the shell's count is one ahead.)"""
-    try:
-        shell = get_ipython()  # type: ignore[name-defined]  # noqa: F821 (IPython's builtin)
-        return int(shell.execution_count) - 1
-    except NameError:
-        return -1
-
-
 def write(kind: str, label: str, got: np.ndarray | None, expected: Any = None, **numbers: float) -> None:
-    """Append one record (no-op outside grading)."""
+    """Append one record (no-op outside grading, and outside a graded test cell under grading)."""
     out = folder()
     if out is None:
         return
     from safetensors.numpy import save_file  # only under grading
 
-    meta = {"kind": kind, "label": str(label)[:300], "cell": str(_cell()),
+    meta = {"kind": kind, "label": str(label)[:300],
             **{k: repr(float(v)) for k, v in numbers.items()}}
     arrays = {}
     if got is not None:
@@ -120,6 +114,7 @@ def write(kind: str, label: str, got: np.ndarray | None, expected: Any = None, *
         arrays["expected"] = np.array(expected, order="C")
     if sum(a.nbytes for a in arrays.values()) > MAX_RECORD_BYTES:
         raise ValueError(f"{label}: the value is too large to record ({MAX_RECORD_BYTES >> 20} MB at most)")
-    out.mkdir(parents=True, exist_ok=True)
+    if not out.is_dir():  # not inside a graded test cell: the grader opens the folder only for those
+        return
     path = out / f"{next(_counter):06d}-{os.getpid()}.safetensors"
     save_file(arrays, str(path), metadata=meta)

@@ -195,9 +195,9 @@ def _report(args) -> int:
     found = report.rows(args.assignments or None)
     print(report.table(found) if found else "report: no graded submissions (run `make autograde`)")
     notes = report.trust_notes(args.assignments or None)
-    if found and notes:
-        print("\nTest cells whose points a kernel could influence (everything else is judged against withheld values):")
-        print(notes)
+    if found:
+        print("\nTest cells whose points a kernel could influence (every other point is judged against withheld values): "
+              + (f"\n{notes}" if notes else "none"))
     if args.html and found:
         print(f"report: wrote {report.write_report().relative_to(course_dir.COURSE.root)}")
     return 1 if any(r.expected is not None and r.expected != r.auto_score for r in found) else 0

@@ -129,12 +129,15 @@ def _run_judge(course: CourseDir, student: str, assignment: str, batch: Batch, r
     if specs is None or not notebook.is_file():
         return None
     nb = nbformat.read(notebook, as_version=4)
-    verdicts = judge.judge_notebook(nb, result.records, specs, judge.Fixtures(settings.current().fixtures))
+    verdicts = judge.judge_notebook(result.records, specs, judge.Fixtures(settings.current().fixtures))
     judge.set_scores(course.db_url, student, assignment, verdicts)
     judge.annotate(nb, verdicts)
     nbformat.write(nb, notebook)
     if result.bad_records:
         return "flagged", f"for manual review: the kernel's records were rejected ({result.bad_records}); its judged cells score 0"
+    if result.guard:  # defence in depth (cells.py): the guard put the shell's hooks back before these cells
+        changed = "; ".join(f"before {cell}: {hooks}" for cell, hooks in sorted(result.guard.items()))
+        return "flagged", f"for manual review: the notebook changed how the kernel runs cells ({changed})"[:300]
     return None
 
 

@@ -3,8 +3,10 @@
 Student code runs in the same kernel as the tests, so it can replace comparison functions
 (``np.allclose = lambda *a: True``), read the expected values (fixture files, or the notebook
 itself, which holds the hidden tests at grading time), reach the network or start processes.
-The checks in :mod:`course.checks` are bound before any student code runs and re-imported by
-the test cells, so such patches do not earn points; this scan makes sure a TA sees the attempt.
+It can also build code at run time (``exec`` of a decoded string), change how later cells compile
+(the shell's input and AST transformers, its exception and display hooks) or write the grader's
+records. None of it earns points (the judge compares with values the kernel never had, on records
+the grader takes from each test cell itself); this scan makes sure a TA sees the attempt.
 It reads the code (it never runs it) and errs towards flagging: a flag is a question, not a
 verdict.
 """
@@ -32,6 +34,14 @@ PROCESS_CALLS = {"system", "popen", "spawnl", "spawnv", "spawnvp", "execv", "exe
 SECRET_PATHS = ("fixtures", "hidden", ".ipynb", "gradebook", "autograded", "submitted", "source/",
                 ".safetensors", "COURSE_FIXTURES")
 SECRET_CALLS = {"fixtures_dir", "visibility_dir", "fixture_file", "load_fixture", "load_cases", "load_file"}
+#: The shell's hooks: changing them changes how later cells (the tests among them) compile and run.
+SHELL_HOOKS = {"input_transformers_cleanup", "input_transformers_post", "ast_transformers", "input_transformer_manager",
+               "set_custom_exc", "custom_exceptions", "CustomTB", "showtraceback", "_showtraceback", "showsyntaxerror",
+               "run_cell", "run_cell_async", "run_ast_nodes", "run_code", "transform_cell", "transform_ast",
+               "displayhook", "excepthook", "display_formatter", "display_pub", "do_execute", "execute_request",
+               "pre_run_cell", "post_run_cell", "pre_execute", "post_execute"}
+#: Where the grader's records are written (only the checks of a test cell should ever touch them).
+RECORD_NAMES = ("course.record", "COURSE_RECORDS", "RECORDS_VARIABLE", "_course_guard")
 
 
 def _root(node: ast.AST) -> str | None:
@@ -93,6 +103,8 @@ class _Scanner(ast.NodeVisitor):
             self.flag(node, f"imports {module} (processes)")
         elif module.startswith(("course.fixtures", "course.paths", "safetensors")):
             self.flag(node, f"imports {module} (fixture files)")
+        elif module.startswith(("course.record", "_course_guard")):
+            self.flag(node, f"imports {module} (the grader's records)")
 
     def visit_Import(self, node: ast.Import) -> None:
         for alias in node.names:
@@ -100,6 +112,20 @@ class _Scanner(ast.NodeVisitor):
 
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
         self._import(node, node.module or "")
+        if (node.module or "") == "course" and any(alias.name == "record" for alias in node.names):
+            self.flag(node, "imports course.record (the grader's records)")
+
+    def visit_Attribute(self, node: ast.Attribute) -> None:
+        if node.attr in SHELL_HOOKS and isinstance(node.ctx, ast.Load) or \
+                isinstance(node.ctx, (ast.Store, ast.Del)) and node.attr in SHELL_HOOKS:
+            self.flag(node, f"uses {_dotted(node) or node.attr} (changes how the shell runs later cells)")
+        elif _dotted(node).endswith("record.write") or node.attr == "RECORDS_VARIABLE":
+            self.flag(node, f"uses {_dotted(node)} (the grader's records)")
+        self.generic_visit(node)
+
+    def visit_Constant(self, node: ast.Constant) -> None:
+        if isinstance(node.value, str) and any(name in node.value for name in RECORD_NAMES):
+            self.flag(node, "names the grader's records in a string")
 
     def visit_Call(self, node: ast.Call) -> None:
         name = _dotted(node.func)
@@ -121,6 +147,12 @@ class _Scanner(ast.NodeVisitor):
                 self.flag(node, f"{name}(...) on {hit or 'a path from the environment'} (fixtures or notebook)")
         elif last == "patch" or name.startswith(("mock.", "unittest.mock")):
             self.flag(node, f"calls {name} (patching)")
+        elif name in ("exec", "eval", "compile", "builtins.exec", "builtins.eval", "builtins.compile",
+                      "__import__", "importlib.import_module") and node.args \
+                and not (isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)):
+            self.flag(node, f"calls {name} on code or a name built at run time")
+        elif last in ("register", "unregister") and "events" in name:
+            self.flag(node, f"calls {name} (runs code around every later cell)")
         self.generic_visit(node)
 
     def visit_Subscript(self, node: ast.Subscript) -> None:

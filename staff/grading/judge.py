@@ -13,10 +13,12 @@ tolerance, which fixture value it compares with). A student's cell passes when i
 those checks, each within its tolerance, against the same fixture values, and did not fail in the
 kernel either; its points are then set in nbgrader's gradebook (``auto_score``) so export,
 feedback and the formgrader work unchanged. Checks against a value the cell computed itself (a
-sentence alone vs in a batch) are judged on the two recorded values; every judged cell also has
-at least one check against a fixture the kernel never saw, so no recording trick earns its points.
-Test cells that make no check at all are *in-kernel* cells: nbgrader's verdict stands, and the
-report lists them.
+sentence alone vs in a batch) are judged on the two recorded values, as extra conditions only.
+Which cell wrote a record is fixed from outside the kernel: the runner opens a records folder
+for each graded test cell only while it runs (:mod:`cells`). A cell pays points only when at least
+one of its checks compares with a *hidden* fixture value the kernel never had (public fixtures
+ship to students; values the kernel computed could be forged); :func:`build_checks` refuses any
+graded cell that would not, and any cell declared to be decided in the kernel.
 """
 from __future__ import annotations
 
@@ -33,6 +35,7 @@ from safetensors.numpy import load_file
 
 from course import checks
 from course.record import MAX_RECORD_BYTES, decode_index
+from staff.grading.cells import INDEX, graded_test
 
 #: Limits on what a kernel may hand over: more is a failed cell, never a crash of the grader.
 MAX_RECORDS, MAX_TOTAL_BYTES = 20_000, 512 * 2**20
@@ -45,7 +48,6 @@ _gradebook_lock = threading.Lock()
 class Record:
     kind: str
     label: str
-    cell: int
     ref: str | None
     index: list
     tolerance: dict[str, float]
@@ -84,10 +86,9 @@ def _read_one(path: Path) -> Record:
     try:
         tolerance = {k: float(meta[k]) for k in ("atol", "rtol", "limit", "minimum") if k in meta}
         index = json.loads(meta.get("index", "[]"))
-        cell = int(meta.get("cell", "-1"))
     except (ValueError, TypeError):
         raise BadRecords(f"{path.name} has malformed metadata") from None
-    return Record(kind, meta.get("label", "")[:300], cell, meta.get("ref"), index, tolerance,
+    return Record(kind, meta.get("label", "")[:300], meta.get("ref"), index, tolerance,
                   arrays.get("got"), arrays.get("expected"))
 
 
@@ -103,22 +104,20 @@ def read_records(folder: Path) -> list[Record]:
     return [_read_one(p) for p in paths]
 
 
+def read_cells(taken: Path) -> tuple[dict[str, list[Record]], dict[str, str]]:
+    """``({grade id: [Record, ...]}, {grade id: shell hooks the guard found changed})`` from the
+    folder the runner took each graded test cell's records into (:class:`cells.CellRecords`)."""
+    index = json.loads((taken / INDEX).read_text()) if (taken / INDEX).is_file() else {}
+    cells = {str(grade_id): read_records(taken / str(name)) for grade_id, name in index.get("cells", {}).items()
+             if str(name).isdigit()}
+    return cells, {str(k): str(v)[:300] for k, v in index.get("guard", {}).items()}
+
+
 def _graded_tests(nb):
     for cell in nb.cells:
-        meta = cell.metadata.get("nbgrader", {})
-        if cell.cell_type == "code" and meta.get("grade") and not meta.get("solution"):
-            yield meta["grade_id"], cell
-
-
-def by_cell(nb, records: list[Record]) -> dict[str, list[Record]]:
-    """Records grouped by the graded test cell that wrote them (through the execution count)."""
-    owner = {cell.get("execution_count"): grade_id for grade_id, cell in _graded_tests(nb)
-             if isinstance(cell.get("execution_count"), int)}
-    grouped: dict[str, list[Record]] = {}
-    for rec in records:
-        if rec.cell in owner:
-            grouped.setdefault(owner[rec.cell], []).append(rec)
-    return grouped
+        grade_id = graded_test(cell)
+        if grade_id is not None:
+            yield grade_id, cell
 
 
 class Fixtures:
@@ -166,8 +165,19 @@ def _compare(spec: dict, rec: Record, fixtures: Fixtures) -> None:
         checks.compare_rows(label, rec.got, spec["atol"])
 
 
+def withheld(spec: dict) -> bool:
+    """A check against a hidden fixture value the kernel never had (the only kind that pays points:
+    public fixtures ship to students, and values the kernel computed could be forged)."""
+    return bool(spec.get("ref")) and spec["ref"].startswith("hidden/")
+
+
 def verdict(specs: list[dict], records: list[Record], fixtures: Fixtures) -> str | None:
     """None when the cell passes, else the first reason it does not."""
+    if not any(withheld(spec) for spec in specs):
+        return "this test compares with no withheld value, so it cannot pay points (run `make fixtures`)"
+    if not records:
+        return (f"nothing was recorded while this test cell ran (it makes {len(specs)} checks): "
+                "it stopped before its first check, or its code did not run")
     for i, spec in enumerate(specs):
         if i >= len(records):
             return f"{spec['label']}: not recorded (the cell stopped after {len(records)} of {len(specs)} checks)"
@@ -208,42 +218,36 @@ def load_checks(assignment: str, fixtures_root: Path, source_nb=None) -> dict[st
     return data["cells"]
 
 
-def specs_from_run(nb, records: list[Record]) -> dict[str, list[dict]]:
+def specs_from_run(nb, records: dict[str, list[Record]]) -> dict[str, list[dict]]:
     """Per graded test cell of an executed (instructor) notebook, the checks it made."""
-    grouped = by_cell(nb, records)
-    return {grade_id: [r.spec() for r in grouped.get(grade_id, [])] for grade_id, _ in _graded_tests(nb)}
+    return {grade_id: [r.spec() for r in records.get(grade_id, [])] for grade_id, _ in _graded_tests(nb)}
 
 
-def judge_notebook(nb, records: list[Record], specs: dict[str, list[dict]], fixtures: Fixtures) -> dict[str, str | None]:
-    """{grade_id: None (passed) or the reason} for every judged cell (in-kernel cells are left out)."""
-    grouped = by_cell(nb, records)
-    result = {}
-    for grade_id, cell_specs in specs.items():
-        if cell_specs:
-            result[grade_id] = verdict(cell_specs, grouped.get(grade_id, []), fixtures)
-    return result
+def judge_notebook(records: dict[str, list[Record]], specs: dict[str, list[dict]],
+                   fixtures: Fixtures) -> dict[str, str | None]:
+    """{grade_id: None (passed) or the reason} for every graded test cell, from the records the
+    runner took from each cell while it ran (``records``: grade id -> records)."""
+    return {grade_id: verdict(cell_specs, records.get(grade_id, []), fixtures) for grade_id, cell_specs in specs.items()}
 
 
-def in_kernel_cells(specs: dict[str, list[dict]]) -> list[str]:
-    """Cells whose points nbgrader decides in the kernel (declared ``course.in_kernel`` in the source)."""
-    return [grade_id for grade_id, cell_specs in specs.items() if not cell_specs]
-
-
-def kernel_valued_cells(specs: dict[str, list[dict]]) -> list[str]:
-    """Judged cells that compare only with values the kernel computed (a visible test against the
-    pretrained model run in the notebook): judged outside, but on numbers a kernel could forge."""
-    return [grade_id for grade_id, cell_specs in specs.items() if cell_specs and not any(s["ref"] for s in cell_specs)]
+def unpaid_cells(specs: dict[str, list[dict]]) -> list[str]:
+    """Graded test cells whose points would not rest on a withheld value (none, after ``make fixtures``)."""
+    return [grade_id for grade_id, cell_specs in specs.items() if not any(withheld(s) for s in cell_specs)]
 
 
 def set_scores(db_url: str, student: str, assignment: str, verdicts: dict[str, str | None]) -> dict[str, float]:
-    """Write the judge's points into nbgrader's gradebook: a passed cell keeps nbgrader's score
-    (so a cell that failed in the kernel stays failed), a failed one gets 0."""
+    """Write the judge's points into nbgrader's gradebook: a failed cell gets 0; a passed one keeps
+    nbgrader's score (its points, or 0 when the cell also failed in the kernel: the kernel can only
+    take points away, never give them). Every graded test cell has a verdict."""
     from nbgrader.api import Gradebook
 
     scores = {}
     with _gradebook_lock, Gradebook(db_url) as gb:
         for grade_id, reason in verdicts.items():
-            grade = gb.find_grade(grade_id, assignment, assignment, student)
+            try:
+                grade = gb.find_grade(grade_id, assignment, assignment, student)
+            except Exception:  # MissingEntry: not a test cell of this assignment (a forged id)
+                continue
             if reason is not None:
                 grade.auto_score = 0.0
             scores[grade_id] = float(grade.auto_score or 0.0)
@@ -264,19 +268,19 @@ def build_checks(assignment: str, fixtures_root: Path, timeout: int = 900) -> di
     nb = nbformat.read(course_dir.source_notebook(assignment), as_version=4)
     with tempfile.TemporaryDirectory(prefix="course-checks-") as folder:
         view = sandbox.fixtures_view(Path(folder) / "fixtures", fixtures_root)
-        records = read_records(sandbox.execute(nb, Path(folder) / "scratch", view, timeout))
+        records = read_cells(sandbox.execute(nb, Path(folder) / "scratch", view, timeout))[0]
     problems = [f"cell {c.metadata.get('nbgrader', {}).get('grade_id', c.get('id'))}: {o['ename']}: {o['evalue'][:200]}"
                 for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", []) if o.get("output_type") == "error"]
     specs = specs_from_run(nb, records)
-    verdicts = judge_notebook(nb, records, specs, Fixtures(fixtures_root))
-    problems += [f"{grade_id}: the solution fails its own check: {reason}" for grade_id, reason in verdicts.items() if reason]
-    in_kernel = {grade_id for grade_id, c in _graded_tests(nb) if c.metadata.get("course", {}).get("in_kernel")}
-    hidden = {grade_id for grade_id, c in _graded_tests(nb) if "### BEGIN HIDDEN TESTS" in c.source}
-    problems += [f"{grade_id}: hidden tests compare with no withheld fixture value: declare the expected outputs in "
-                 f"the recipe's OUTPUTS, or mark the cell `course.in_kernel` (with the reason) in its metadata"
-                 for grade_id in sorted(hidden - in_kernel) if not any(s["ref"] for s in specs.get(grade_id, []))]
-    for grade_id in in_kernel:  # declared by the instructor (source notebook): nbgrader's verdict stands
-        specs[grade_id] = []
+    problems += [f"{grade_id}: its points would not rest on a value the kernel never had: compare at least one "
+                 f"result with a hidden fixture value listed in the recipe's OUTPUTS (visible checks carry no points)"
+                 for grade_id in unpaid_cells(specs)]
+    problems += [f"{grade_id}: declared `course.in_kernel`: no cell may be decided in the kernel; judge it on recorded "
+                 f"values against withheld ones, or make it an ungraded visible check"
+                 for grade_id, c in _graded_tests(nb) if c.metadata.get("course", {}).get("in_kernel")]
+    verdicts = judge_notebook(records, specs, Fixtures(fixtures_root))
+    problems += [f"{grade_id}: the solution fails its own check: {reason}" for grade_id, reason in verdicts.items()
+                 if reason and grade_id not in unpaid_cells(specs)]
     if problems:
         raise AssertionError(f"{assignment}: " + "; ".join(problems))
     path = checks_file(assignment, fixtures_root)

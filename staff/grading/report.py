@@ -71,7 +71,8 @@ def table(found: list[Row]) -> str:
 
 
 def trust_notes(assignments: list[str] | None = None) -> str:
-    """Which test cells' points do not come from a comparison with a withheld fixture value."""
+    """Which test cells' points do not come from a comparison with a withheld fixture value
+    (empty: `make fixtures` refuses such cells; an out-of-date judge file would show them here)."""
     from course import settings
     from staff.grading import judge
 
@@ -82,10 +83,10 @@ def trust_notes(assignments: list[str] | None = None) -> str:
         except FileNotFoundError:
             lines.append(f"{assignment}: no judge checks (run `make fixtures`): every test cell is decided in the kernel")
             continue
-        for kind, cells in (("decided in the kernel (declared course.in_kernel, or no check)", judge.in_kernel_cells(specs)),
-                            ("judged outside on values the kernel computed", judge.kernel_valued_cells(specs))):
-            if cells:
-                lines.append(f"{assignment}: {kind}: {', '.join(cells)}")
+        cells = judge.unpaid_cells(specs)
+        if cells:
+            lines.append(f"{assignment}: test cells whose points a kernel could influence (no withheld value): "
+                         f"{', '.join(cells)}")
     return "\n".join(lines)
 
 

@@ -1,8 +1,9 @@
 """One submission's execution, in a process of its own (started by :class:`worker.Runner` ahead of
 the submission): start the sandboxed kernel, import what the released notebook imports, say
 ``ready`` on stdout, then read one request on stdin and execute the notebook the worker left in
-the working folder with nbgrader's own ``Execute`` preprocessor. Writes ``out.ipynb`` and
-``status.json`` (what nbgrader logged, and the exception that stopped it, if any); then exits.
+the working folder with nbgrader's own ``Execute`` preprocessor, opening a records folder for each
+graded test cell and taking it right after (:mod:`cells`, into ``taken/``). Writes ``out.ipynb``
+and ``status.json`` (what nbgrader logged, and the exception that stopped it, if any); then exits.
 """
 from __future__ import annotations
 
@@ -27,13 +28,15 @@ def main(config: dict) -> None:
 
     from staff.grading import sandbox
 
+    from staff.grading.cells import GUARD_INSTALL, CellRecords
+
     scratch = Path.cwd()
     spec = sandbox.Spec.load(config["spec"])
     if config["unsafe"]:  # no sandbox: the kernel still gets the withheld view and records
         from jupyter_client.manager import AsyncKernelManager
 
         os.environ.update(spec.env, **{settings.FIXTURES_VARIABLE: str(Path(config["files"]) / "fixtures"),
-                                       RECORDS_VARIABLE: str(Path(spec.scratch) / "records")})
+                                       RECORDS_VARIABLE: str(sandbox.records_door(Path(spec.scratch)))})
         manager = AsyncKernelManager(kernel_name="python3")
     else:
         manager = sandbox.SandboxedKernelManager(spec=spec, kernel_name="python3")
@@ -49,6 +52,12 @@ def main(config: dict) -> None:
         try:
             await client.wait_for_ready(timeout=120)
             await client.execute_interactive(warm, silent=True, store_history=False, timeout=300)
+            # Before any student code: the snapshot of the shell's hooks the guard restores (cells.py).
+            reply = await client.execute_interactive("", silent=True, store_history=False, timeout=60,
+                                                     user_expressions={"guard": GUARD_INSTALL})
+            installed = reply["content"].get("user_expressions", {}).get("guard", {})
+            if installed.get("status") != "ok":
+                raise RuntimeError(f"the shell guard did not install: {installed.get('ename')}: {installed.get('evalue')}")
         finally:
             client.stop_channels()
 
@@ -64,6 +73,8 @@ def main(config: dict) -> None:
     executor = Execute(timeout=json.loads(request)["timeout"], interrupt_on_timeout=True,
                        extra_arguments=KERNEL_ARGUMENTS)
     executor.log.addHandler(handler)
+    records = CellRecords(Path(spec.scratch) / "records", scratch / "taken", spec.uid)
+    records.attach(executor)
     failed = ""
     try:
         nb, _ = executor.preprocess(nb, {"metadata": {"path": str(Path(spec.scratch) / "work")}}, km=manager)
@@ -75,6 +86,8 @@ def main(config: dict) -> None:
             run_sync(manager.shutdown_kernel)(now=True)
         except Exception:
             pass
+    records.take()
+    records.save()
     if not failed:
         nbformat.write(nb, scratch / "out.ipynb")
     (scratch / "status.json").write_text(json.dumps({"log": log.getvalue(), "failed": failed}))

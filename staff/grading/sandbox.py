@@ -114,15 +114,28 @@ def _kernel_uid() -> int:
 
 
 def make_spec(scratch: Path, fixtures: Path, processes: int = 256, files: Path = settings.ROOT) -> Spec:
-    """A sandbox for one submission: ``scratch`` is created (and given to the kernel's user)."""
+    """A sandbox for one submission: ``scratch`` is created; its folders but ``records`` are given
+    to the kernel's user. ``scratch`` itself and ``records`` stay the grader's (mode 755), so the
+    kernel cannot make a records folder of its own: the grader opens one per graded test cell
+    (:mod:`cells`)."""
     for sub in ("work", "records", "tmp", "home", "ipc"):
         (scratch / sub).mkdir(parents=True, exist_ok=True)
+    for path in (scratch, scratch / "records"):
+        path.chmod(0o755)
     uid = _kernel_uid() if os.geteuid() == 0 else None
     if uid is not None:
-        for path in [scratch, *scratch.rglob("*")]:
-            os.chown(path, uid, uid)
+        for sub in ("work", "tmp", "home", "ipc"):
+            for path in [scratch / sub, *(scratch / sub).rglob("*")]:
+                os.chown(path, uid, uid)
     return Spec(str(scratch), python_mounts() + course_mounts(fixtures, files), uid, processes,
                 {settings.FIXTURES_VARIABLE: str(settings.current().fixtures)})  # where course_mounts put them
+
+
+def records_door(scratch: Path) -> Path:
+    """Where the kernel's checks write while a graded test cell runs (absent the rest of the time)."""
+    from staff.grading.cells import DOOR
+
+    return scratch / "records" / DOOR
 
 
 def _ancestors(paths: list[str], mounted: list[str]) -> list[str]:
@@ -159,7 +172,7 @@ def command(spec: Spec, kernel: list[str], env: dict[str, str], cwd: str | None 
     kept.update(PATH=f"{Path(sys.prefix) / 'bin'}:/usr/bin:/bin", HOME=str(scratch / "home"), TMPDIR=str(scratch / "tmp"),
                 IPYTHONDIR=str(scratch / "home" / ".ipython"), MPLCONFIGDIR=str(scratch / "home" / ".mpl"),
                 HF_HOME=str(scratch / "home" / ".hf"), HF_HUB_OFFLINE="1", JPY_PARENT_PID="1",
-                **{RECORDS_VARIABLE: str(scratch / "records")})
+                **{RECORDS_VARIABLE: str(records_door(scratch))})
     for key, value in sorted(kept.items()):
         args += ["--setenv", key, value]
     limit = spec.processes
@@ -220,15 +233,23 @@ class SandboxedKernelManager(AsyncKernelManager):
 
 
 def execute(nb, scratch: Path, fixtures: Path, timeout: int) -> Path:
-    """Run a notebook (in place) in a sandbox as grading does; returns the folder of its records."""
+    """Run a notebook (in place) in a sandbox as grading does (records opened per graded test
+    cell, :mod:`cells`); returns the folder the records were taken into (``judge.read_cells``)."""
     from nbclient import NotebookClient
 
-    spec = make_spec(scratch, fixtures)
+    from staff.grading.cells import CellRecords
+
+    spec = make_spec(scratch / "sandbox", fixtures)
     spec.env["NBGRADER_EXECUTION"] = "autograde"  # as nbgrader sets it: the notebooks cap training then
     manager = SandboxedKernelManager(spec=spec, kernel_name="python3")
-    NotebookClient(nb, km=manager, timeout=timeout, allow_errors=True,
-                   resources={"metadata": {"path": str(scratch / "work")}}).execute()
-    return scratch / "records"
+    client = NotebookClient(nb, km=manager, timeout=timeout, allow_errors=True,
+                            resources={"metadata": {"path": str(scratch / "sandbox" / "work")}})
+    records = CellRecords(scratch / "sandbox" / "records", scratch / "taken", spec.uid)
+    records.attach(client, guard=False)  # the instructor's own notebook: nothing to guard against
+    client.execute()
+    records.take()
+    records.save()
+    return scratch / "taken"
 
 
 def probe(timeout: float = 30) -> None:

@@ -119,7 +119,8 @@ def imports(nb) -> list[str]:
 @dataclass
 class Result:
     notebook: str | None                       # executed (None: nothing graded)
-    records: list = field(default_factory=list)
+    records: dict = field(default_factory=dict)  # graded test cell -> its records (taken by the runner)
+    guard: dict = field(default_factory=dict)    # graded test cell -> shell hooks found changed before it
     bad_records: str = ""
     error: tuple[str, str] | None = None       # (status, reason) from the execution itself
     phases: dict[str, float] = field(default_factory=dict)
@@ -193,9 +194,9 @@ class Runner:
         from staff.grading import judge  # reading is safe here: no expected value is involved
 
         try:
-            result.records = judge.read_records(self.scratch / "sandbox" / "records")
-        except judge.BadRecords as bad:
-            result.bad_records = str(bad)
+            result.records, result.guard = judge.read_cells(self.scratch / "taken")
+        except (judge.BadRecords, OSError, ValueError) as bad:
+            result.bad_records = str(bad)[:300]
         return result
 
     def kill(self, expired: bool = False) -> None:

@@ -21,6 +21,7 @@ SPEC = {"kind": "close", "label": "softmax(x)", "ref": "hidden/01_attention/soft
 @pytest.fixture()
 def records(tmp_path, monkeypatch):
     monkeypatch.setenv(record.RECORDS_VARIABLE, str(tmp_path / "records"))
+    (tmp_path / "records").mkdir()  # the grader opens it while a test cell runs (cells.py)
     return tmp_path / "records"
 
 
@@ -56,14 +57,13 @@ def test_the_tolerance_and_the_fixture_are_the_instructors_not_the_records(recor
 
 def test_missing_and_extra_checks_fail(records):
     fixtures = judge.Fixtures(ROOT / "fixtures")
-    assert "not recorded" in judge.verdict([SPEC], [], fixtures)
+    assert "nothing was recorded" in judge.verdict([SPEC], [], fixtures)
     record.write("close", "softmax(x)", expected(), withheld(), atol=1e-8, rtol=1e-5)
     record.write("close", "softmax(x)", expected(), withheld(), atol=1e-8, rtol=1e-5)
     assert "recorded 2 checks" in judge.verdict([SPEC], judge.read_records(records), fixtures)
 
 
 def test_links_oversized_and_malformed_records_are_refused(records):
-    records.mkdir()
     os.symlink(ROOT / "fixtures" / "hidden" / "01_attention" / "softmax.safetensors", records / "000000-1.safetensors")
     with pytest.raises(judge.BadRecords, match="not a regular file"):
         judge.read_records(records)
@@ -90,12 +90,33 @@ def test_withheld_values_cannot_be_read_in_the_kernel():
 
 
 @pytest.mark.parametrize("assignment", course_dir.assignments())
-def test_committed_checks_match_the_source_notebooks(assignment):
+def test_every_graded_test_cell_pays_only_for_a_withheld_value(assignment):
+    """No visible check carries points, no cell is decided in the kernel, and every graded test cell
+    compares with at least one hidden fixture value that the grading kernel never has."""
+    from staff.authoring import recipes
+
     source = nbformat.read(course_dir.source_notebook(assignment), as_version=4)
     specs = judge.load_checks(assignment, ROOT / "fixtures", source)  # raises when out of date
-    hidden = [c.metadata["nbgrader"]["grade_id"] for c in source.cells
-              if "### BEGIN HIDDEN TESTS" in c.source and not c.metadata.get("course", {}).get("in_kernel")]
-    assert hidden and all(any(s["ref"] for s in specs[g]) for g in hidden)
+    graded = {c.metadata["nbgrader"]["grade_id"]: c for c in source.cells if judge.graded_test(c)}
+    assert graded and set(specs) == set(graded)
+    assert judge.unpaid_cells(specs) == []
+    for grade_id, cell in graded.items():
+        assert "### BEGIN HIDDEN TESTS" in cell.source, f"{grade_id}: a graded cell that is not hidden"
+        assert not cell.metadata.get("course", {}).get("in_kernel"), grade_id
+    outputs = getattr(recipes.load(assignment), "OUTPUTS", {})
+    for spec in (s for cell_specs in specs.values() for s in cell_specs if judge.withheld(s)):
+        where, _, key = spec["ref"].partition(":")
+        name = where.split("/")[-1]
+        assert any(__import__("fnmatch").fnmatch(key.partition(".")[2] or key, p) for p in outputs.get(name, ())), \
+            f"{spec['ref']} is compared as withheld but is not in the recipe's OUTPUTS (the kernel would have it)"
+
+
+def test_a_cell_without_records_or_without_a_withheld_value_fails(records):
+    fixtures = judge.Fixtures(ROOT / "fixtures")
+    assert "nothing was recorded while this test cell ran" in judge.verdict([SPEC], [], fixtures)
+    public = {**SPEC, "ref": "public/01_attention/softmax:0.expected"}
+    record.write("close", "softmax(x)", expected(), withheld(), atol=1e-8, rtol=1e-5)
+    assert "no withheld value" in judge.verdict([public], judge.read_records(records), fixtures)
 
 
 def test_perplexity_is_the_judges_own_on_its_own_targets_and_limit(records):
