@@ -188,7 +188,7 @@ def finish(course: CourseDir, item: Ready, batch: Batch, result: worker.Result |
     if result is not None and (verdict is None or verdict[0] == "timeout"):
         judged = _run_judge(course, item.student, item.assignment, batch, result)
         if judged and verdict is None:
-            verdict = judged
+            verdict = judged[0], "; ".join([judged[1], *item.flags])[:600]
     phases["judge"] = round(time.monotonic() - mark, 2)
     if verdict is None:
         if item.flags:
