@@ -1,9 +1,10 @@
 # expected_score: 3
-# expected_status: graded
+# expected_status: flagged
 # based_on: correct_loops
 # The wrong softmax of wrong_softmax.py, plus an IPython AST transformer (built at run time) that
 # wraps every later cell in `try: ... except BaseException: pass`, so no test cell ever fails in
-# the kernel. The judge reads what the cells recorded: the same points as the twin.
+# the kernel. The judge reads what the cells recorded: the same points as the twin; the shell guard
+# puts the transformers back before each test cell and flags it.
 # %% softmax
 import base64
 exec(base64.b64decode(

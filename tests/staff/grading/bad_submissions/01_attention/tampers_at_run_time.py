@@ -1,9 +1,10 @@
 # expected_score: 0
-# expected_status: graded
+# expected_status: flagged
 # based_on: correct_loops
 # The wrong softmax of wrong_softmax.py, plus code built at run time (no scan can read it) that
 # swaps every check in course.checks for one that passes, past the module's read-only guard.
 # The kernel then "passes" every test cell; the judge finds no records at all: 0, below the twin.
+# The scan flags the exec of a decoded string.
 # %% softmax
 import base64
 exec(base64.b64decode(
