@@ -1,14 +1,14 @@
-# expected_score: 14
+# expected_score: 17
 # based_on: correct
 # The causal mask is off by one: torch.tril's diagonal is one too high, so every token also sees
 # the next one. The attention, decoder-layer and GPT tests fail (the model no longer matches
-# GPT-2), and so does the visible generation check (sampling with and without the cache now
-# differs: recomputed prefixes leak, cached ones do not). Training looks wonderful (the loss falls
-# below 0.1: the model copies the next character it can see), but the perplexity tests predict
-# each character from its prefix alone, where there is nothing to copy: about 1,000, and both
-# fail. Sampling (5), the loss and baselines (5) and the hidden generation test (4: the last
-# position never has a next token to peek at, so these small models still pick the expected
-# tokens) stand: 14 of 49.
+# GPT-2; 8 + 8 + 10 points), and so does the visible generation check (sampling with and without
+# the cache now differs: recomputed prefixes leak, cached ones do not), which carries no points.
+# Training looks wonderful (the loss falls below 0.1: the model copies the next character it can
+# see), but the perplexity test predicts each character from its prefix alone, where there is
+# nothing to copy: about 1,000, and it fails (6). Sampling (5), the loss and baselines (5) and the
+# hidden generation test (7: the last position never has a next token to peek at, so these small
+# models still pick the expected tokens) stand: 17 of 49.
 # %% causal_attention
 def decoder_mask(attention_mask, query_length, past_length=0):
     total = past_length + query_length

@@ -23,6 +23,7 @@ import json
 import os
 import shutil
 import stat
+import time
 from pathlib import Path
 
 from course.record import MAX_RECORD_BYTES
@@ -121,6 +122,7 @@ class CellRecords:
         self.cells: dict[str, str] = {}
         self.guard: dict[str, str] = {}  # grade id -> the shell hooks found changed before it ran
         self.current: str | None = None
+        self.seconds = 0.0  # spent opening, guarding and taking: the cost of fixing records per cell
 
     def open(self, grade_id: str) -> None:
         self._discard()  # whatever the kernel put there itself (it can, when it runs as our own user)
@@ -165,17 +167,20 @@ class CellRecords:
         :data:`GUARD` before each test cell (the kernel must have run :data:`GUARD_SETUP`)."""
 
         async def before(cell, cell_index, **_):
+            start = time.perf_counter()
             self.take()  # a test cell that did not finish normally keeps what it recorded until then
             grade_id = graded_test(cell)
-            if grade_id is None:
-                return
-            changed = await run_guard(executor) if guard else ""
-            if changed:
-                self.guard[grade_id] = changed
-            self.open(grade_id)
+            if grade_id is not None:
+                changed = await run_guard(executor) if guard else ""
+                if changed:
+                    self.guard[grade_id] = changed
+                self.open(grade_id)
+            self.seconds += time.perf_counter() - start
 
         def after(cell, cell_index, **_):
+            start = time.perf_counter()
             self.take()
+            self.seconds += time.perf_counter() - start
 
         executor.on_cell_execute = before
         executor.on_cell_executed = after

@@ -90,7 +90,8 @@ def main(config: dict) -> None:
     records.save()
     if not failed:
         nbformat.write(nb, scratch / "out.ipynb")
-    (scratch / "status.json").write_text(json.dumps({"log": log.getvalue(), "failed": failed}))
+    (scratch / "status.json").write_text(json.dumps({"log": log.getvalue(), "failed": failed,
+                                                      "cell records": round(records.seconds, 3)}))
 
 
 if __name__ == "__main__":

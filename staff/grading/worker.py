@@ -188,6 +188,7 @@ class Runner:
             return Result(None, error=("kernel died", (log.strip().splitlines() or ["the runner died"])[-1][:200]),
                           phases=phases)
         error = status_from_log(status["log"], status["failed"])
+        phases["cell records"] = status.get("cell records", 0.0)  # part of "execution"
         executed = self.scratch / "out.ipynb"
         notebook = executed.read_text() if executed.exists() and not status["failed"] else None
         result = Result(notebook, error=tuple(error) if error else None, phases=phases)
