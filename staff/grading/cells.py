@@ -28,8 +28,9 @@ from pathlib import Path
 
 from course.record import MAX_RECORD_BYTES
 
-#: At most this many files are taken from one cell (the judge refuses more than it allows anyway).
-MAX_FILES = 20_000
+#: At most this many files and bytes are taken from one cell; a cell that left more is marked
+#: (the judge then rejects the submission's records and flags it for a TA).
+MAX_FILES, MAX_BYTES = 20_000, 512 * 2**20
 DOOR = "cell"  # the folder a test cell's checks write into, inside the sandbox's records folder
 INDEX = "cells.json"  # in the taken folder: grade id -> the folder of its records
 
@@ -122,6 +123,7 @@ class CellRecords:
         self.cells: dict[str, str] = {}
         self.guard: dict[str, str] = {}  # grade id -> the shell hooks found changed before it ran
         self.current: str | None = None
+        self.overflow: list[str] = []  # cells that left more than MAX_FILES files or MAX_BYTES bytes
         self.seconds = 0.0  # spent opening, guarding and taking: the cost of fixing records per cell
 
     def open(self, grade_id: str) -> None:
@@ -145,11 +147,13 @@ class CellRecords:
         os.chown(moved, os.geteuid(), os.getegid())
         moved.chmod(0o700)  # a directory handle the kernel kept can no longer create files in it
         folder.mkdir()
+        total = 0
         with os.scandir(moved) as entries:
             for count, entry in enumerate(sorted(entries, key=lambda e: e.name)):
-                if count >= MAX_FILES + 1:
+                if count >= MAX_FILES or total > MAX_BYTES:
+                    self.overflow.append(grade_id)
                     break
-                copy_regular(Path(entry.path), folder / entry.name)
+                total += copy_regular(Path(entry.path), folder / entry.name)
         shutil.rmtree(moved, ignore_errors=True)
         if grade_id in self.cells:  # the same test cell twice: nbgrader's sanitizing prevents it
             grade_id = f"{grade_id} (again)"
@@ -187,21 +191,23 @@ class CellRecords:
 
     def save(self) -> None:
         """``taken/cells.json``: which folder holds which cell's records (read by ``judge.read_cells``)."""
-        (self.taken / INDEX).write_text(json.dumps({"cells": self.cells, "guard": self.guard}))
+        (self.taken / INDEX).write_text(json.dumps({"cells": self.cells, "guard": self.guard,
+                                                    "overflow": self.overflow}))
 
 
-def copy_regular(source: Path, destination: Path) -> None:
+def copy_regular(source: Path, destination: Path) -> int:
     """A regular file's bytes (at most a record's size, plus one byte so the judge sees it is too
-    big) into a new file; links, pipes and devices are skipped."""
+    big) into a new file; links, pipes and devices are skipped. Returns the bytes copied."""
     try:
         fd = os.open(source, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except OSError:
-        return
+        return 0
     with os.fdopen(fd, "rb") as handle:
         if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
-            return
+            return 0
         data = handle.read(MAX_RECORD_BYTES + 65537)
     destination.write_bytes(data)
+    return len(data)
 
 
 async def run_guard(executor, timeout: float = 30, expression: str = GUARD) -> str:

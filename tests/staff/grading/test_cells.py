@@ -64,3 +64,14 @@ def test_the_guard_puts_the_shells_hooks_back_and_says_which_were_changed():
         assert shell.events.callbacks["pre_run_cell"] == [] and shell.ev(cells.GUARD) == ""
     finally:
         InteractiveShell.clear_instance()
+
+
+def test_a_cell_that_leaves_too_many_records_is_rejected_not_cut_short(door, monkeypatch):
+    monkeypatch.setattr(cells, "MAX_FILES", 2)
+    door.open("test_a_hidden")
+    for i in range(3):
+        record.write("close", f"a {i}", np.zeros(2), np.zeros(2))
+    door.take()
+    door.save()
+    with pytest.raises(judge.BadRecords, match="left more records"):
+        judge.read_cells(door.taken)
