@@ -67,7 +67,8 @@ except TypeError:
 print(json.dumps({"x": type(case["x"]).__name__, "expected": type(case["expected"]).__name__,
                   "public": type(public["expected"]).__name__, "leaked": leaked,
                   "shape": list(case["expected"].shape)}))""")
-    assert seen == {"x": "ndarray", "expected": "Withheld", "public": "Withheld", "leaked": False,
+    # Public expected outputs ship to students anyway: the visible checks (no points) run as they did for them.
+    assert seen == {"x": "ndarray", "expected": "Withheld", "public": "ndarray", "leaked": False,
                     "shape": seen["shape"]} and seen["shape"]
 
 
@@ -85,6 +86,29 @@ print(json.dumps(result))""")
     assert seen.pop(str(Path(spec.scratch) / "work" / "ok.txt")) == "written"
     assert all(v != "written" for v in seen.values()), seen
     assert not (ROOT / "course" / "x.py").exists()
+
+
+def test_the_kernel_cannot_open_a_records_folder_of_its_own(spec):
+    """Only the grader opens the folder a test cell's records go to (cells.py), and only while that
+    cell runs: the kernel's user can neither create it nor replace the folder that holds it."""
+    if spec.uid is None:
+        pytest.skip("the kernel runs as the grader's own user here (not root): the runner discards what it made")
+    scratch = Path(spec.scratch)
+    seen = run(spec, f"""
+import json, os
+result = {{}}
+for name, attempt in (("door", lambda: os.mkdir({str(scratch / "records" / "cell")!r})),
+                      ("file", lambda: open({str(scratch / "records" / "x.safetensors")!r}, "w")),
+                      ("rename", lambda: os.rename({str(scratch / "records")!r}, {str(scratch / "old")!r})),
+                      ("replace", lambda: os.mkdir({str(scratch / "records2")!r}))):
+    try:
+        attempt()
+        result[name] = "done"
+    except OSError as error:
+        result[name] = type(error).__name__
+print(json.dumps(result))""")
+    assert seen == {"door": "PermissionError", "file": "PermissionError", "rename": "PermissionError",
+                    "replace": "PermissionError"}, seen
 
 
 def test_no_network_not_even_the_graders_loopback(spec):
