@@ -162,6 +162,7 @@ def _autograde(args) -> int:
         limits.wall = args.wall
     if args.memory_gb:
         limits.memory = int(args.memory_gb * 2**30)
+    from staff.grading.judge import ChecksUnavailable
     from staff.grading.sandbox import SandboxUnavailable
 
     try:
@@ -169,6 +170,9 @@ def _autograde(args) -> int:
                                        unsafe=args.unsafe_no_sandbox, force=args.force)
     except SandboxUnavailable as error:
         print(f"autograde: stopped, no sandbox for the student kernels: {error}", file=sys.stderr)
+        return 2
+    except ChecksUnavailable as error:
+        print(f"autograde: stopped before grading anyone: {error}", file=sys.stderr)
         return 2
     print(status.summary(outcomes))
     return 0

@@ -92,12 +92,9 @@ class Batch:
         self.folder.chmod(0o755)
         fixtures = settings.current().fixtures
         self.checks: dict[str, dict] = {}
-        for assignment in assignments:
-            try:
-                source = nbformat.read(course_dir.source_notebook(assignment), as_version=4)
-                self.checks[assignment] = judge.load_checks(assignment, fixtures, source)
-            except FileNotFoundError as error:
-                print(f"autograde: {error}; {assignment} is graded in the kernel only")
+        for assignment in assignments:  # no judge file, or an out-of-date one: nobody is graded
+            source = nbformat.read(course_dir.source_notebook(assignment), as_version=4)
+            self.checks[assignment] = judge.load_checks(assignment, fixtures, source)
         self.bundle = worker.Bundle.pack(sandbox.fixtures_view(self.folder / "fixtures", fixtures))
         shutil.rmtree(self.folder / "fixtures")  # it lives on in the bundle
 

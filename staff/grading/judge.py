@@ -59,6 +59,10 @@ class Record:
         return {"kind": self.kind, "label": self.label, "ref": self.ref, "index": self.index, **self.tolerance}
 
 
+class ChecksUnavailable(RuntimeError):
+    """No trustworthy record of what an assignment's test cells check: grading must not start."""
+
+
 class BadRecords(ValueError):
     """The kernel's records are malformed, oversized or not regular files: its cells fail."""
 
@@ -213,10 +217,11 @@ def load_checks(assignment: str, fixtures_root: Path, source_nb=None) -> dict[st
     """The checks each test cell must make; with ``source_nb``, refuse them if that code changed since."""
     path = checks_file(assignment, fixtures_root)
     if not path.is_file():
-        raise FileNotFoundError(f"{path} is missing: run `make fixtures` (it records what each test cell checks)")
+        raise ChecksUnavailable(f"{path} is missing: run `make fixtures` (it records what each test cell checks, "
+                                f"and every point is paid by the judge: without it nobody can be graded)")
     data = json.loads(path.read_text())
     if source_nb is not None and data["source_sha256"] != source_digest(source_nb):
-        raise ValueError(f"{path} is out of date: the code of source/{assignment} changed since it was built; "
+        raise ChecksUnavailable(f"{path} is out of date: the code of source/{assignment} changed since it was built; "
                          f"run `python -m staff fixtures {assignment}` and commit it")
     return data["cells"]
 

@@ -80,8 +80,8 @@ def trust_notes(assignments: list[str] | None = None) -> str:
     for assignment in assignments or course_dir.assignments():
         try:
             specs = judge.load_checks(assignment, settings.current().fixtures)
-        except FileNotFoundError:
-            lines.append(f"{assignment}: no judge checks (run `make fixtures`): every test cell is decided in the kernel")
+        except judge.ChecksUnavailable as error:
+            lines.append(f"{assignment}: {error}")
             continue
         cells = judge.unpaid_cells(specs)
         if cells:

@@ -149,3 +149,16 @@ def test_the_report_lists_no_test_cell_whose_points_a_kernel_could_influence():
     from staff.grading import report
 
     assert report.trust_notes() == ""
+
+
+def test_grading_stops_before_anyone_without_a_record_of_the_checks(tmp_path):
+    """Every point is paid by the judge: with no judge file (or one older than the notebook's
+    code), nobody is graded, and the message says how to fix it."""
+    with pytest.raises(judge.ChecksUnavailable, match="make fixtures"):
+        judge.load_checks("01_attention", tmp_path)
+    source = nbformat.read(course_dir.source_notebook("01_attention"), as_version=4)
+    source.cells[-1].source += "\n"
+    if source.cells[-1].cell_type != "code":
+        source.cells.append(nbformat.v4.new_code_cell("pass"))
+    with pytest.raises(judge.ChecksUnavailable, match="out of date"):
+        judge.load_checks("01_attention", ROOT / "fixtures", source)
