@@ -8,6 +8,7 @@ import pytest
 from staff import course_dir
 from staff.authoring import samples, validate
 from staff.grading import report
+from staff.grading.status import load_status
 
 pytestmark = pytest.mark.notebooks
 ASSIGNMENTS = course_dir.assignments()
@@ -29,3 +30,14 @@ def test_sample_gets_its_exact_expected_score(graded_course, sample):
     found = {(r.student, r.assignment): r for r in report.rows(course=graded_course)}
     row = found[(sample.student, sample.assignment)]
     assert row.auto_score == sample.expected_score, f"{sample.student}: {sample.description}"
+    outcome = load_status(graded_course)[(sample.student, sample.assignment)]
+    assert outcome["status"] == sample.expected_status, outcome["reason"]
+
+
+def test_fixing_each_test_cells_records_costs_under_5_percent_of_execution(graded_course):
+    """The runner opens, guards and takes a records folder around every graded test cell: its cost,
+    measured in the same runs, against the time the notebooks took to execute."""
+    phases = [o["phases"] for o in load_status(graded_course).values() if o.get("phases")]
+    spent = sum(p.get("cell records", 0.0) for p in phases)
+    execution = sum(p.get("execution", 0.0) for p in phases)
+    assert phases and 0 < spent < 0.05 * execution, (spent, execution)
