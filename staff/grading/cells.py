@@ -123,7 +123,7 @@ class CellRecords:
         self.cells: dict[str, str] = {}
         self.guard: dict[str, str] = {}  # grade id -> the shell hooks found changed before it ran
         self.current: str | None = None
-        self.overflow: list[str] = []  # cells that left more than MAX_FILES files or MAX_BYTES bytes
+        self.overflow: list[str] = []  # cells that left more than MAX_FILES files or MAX_BYTES bytes, or an unreadable folder
         self.seconds = 0.0  # spent opening, guarding and taking: the cost of fixing records per cell
 
     def open(self, grade_id: str) -> None:
@@ -144,16 +144,22 @@ class CellRecords:
             os.rename(self.door, moved)
         except FileNotFoundError:  # the kernel removed it: nothing recorded
             moved.mkdir()
+        if not moved.is_dir() or moved.is_symlink():  # replaced by a file or a link from inside
+            moved.unlink()
+            moved.mkdir()
         os.chown(moved, os.geteuid(), os.getegid())
         moved.chmod(0o700)  # a directory handle the kernel kept can no longer create files in it
         folder.mkdir()
         total = 0
-        with os.scandir(moved) as entries:
-            for count, entry in enumerate(sorted(entries, key=lambda e: e.name)):
-                if count >= MAX_FILES or total > MAX_BYTES:
-                    self.overflow.append(grade_id)
-                    break
-                total += copy_regular(Path(entry.path), folder / entry.name)
+        try:
+            with os.scandir(moved) as entries:
+                for count, entry in enumerate(sorted(entries, key=lambda e: e.name)):
+                    if count >= MAX_FILES or total > MAX_BYTES:
+                        self.overflow.append(grade_id)
+                        break
+                    total += copy_regular(Path(entry.path), folder / entry.name)
+        except OSError:  # made unreadable from inside (possible when the kernel runs as our own user)
+            self.overflow.append(grade_id)
         shutil.rmtree(moved, ignore_errors=True)
         if grade_id in self.cells:  # the same test cell twice: nbgrader's sanitizing prevents it
             grade_id = f"{grade_id} (again)"
