@@ -219,16 +219,17 @@ def compare_accuracy(name: str, predictions: Any, labels: Any, minimum: float) -
         raise AssertionError(f"{name}: accuracy {accuracy:.1%} ({right} of {want.size}); it must be at least {minimum:.0%}")
 
 
-class _ReadOnlyModule(types.ModuleType):
+class ReadOnlyModule(types.ModuleType):
     """Student code shares the kernel with the tests: ``course.checks.check_close = ...`` must
     not turn a failing test into a pass. (Test cells also re-import the checks they use, so a
-    redefinition of the global name does not count either; integrity.py flags both attempts.)"""
+    redefinition of the global name does not count either; integrity.py flags both attempts.)
+    :mod:`course.figures` is read-only the same way."""
 
     def __setattr__(self, name: str, value: Any) -> None:
-        raise AttributeError(f"course.checks is read-only: {name} cannot be replaced")
+        raise AttributeError(f"{self.__name__} is read-only: {name} cannot be replaced")
 
     def __delattr__(self, name: str) -> None:
-        raise AttributeError(f"course.checks is read-only: {name} cannot be deleted")
+        raise AttributeError(f"{self.__name__} is read-only: {name} cannot be deleted")
 
 
-sys.modules[__name__].__class__ = _ReadOnlyModule
+sys.modules[__name__].__class__ = ReadOnlyModule

@@ -2,6 +2,9 @@
 
 - Every **source** notebook passes all its tests (nbgrader's own Validator, which runs the
   notebook like the autograder does).
+- Every graded test cell of a source notebook is a hidden test the judge pays (no visible check
+  carries points, none is declared ``course.in_kernel``: decided in the kernel, whose code a
+  submission controls), and ``fixtures/judge/<assignment>.json`` is current.
 - Every **released** notebook runs top to bottom with the stubs and fails *only* with
   ``NotImplementedError``, in every graded test cell that has visible code: a ``NameError`` or
   a missing fixture there would mean students start from a broken notebook.
@@ -32,11 +35,34 @@ def _first_line(cell_source: str) -> str:
     return next((line for line in cell_source.splitlines() if line.strip()), "")[:80]
 
 
+def grading_problems(notebook: Path) -> list[str]:
+    """Points that would not be paid by the judge for a value the kernel never had."""
+    from staff.grading import judge
+
+    nb = nbformat.read(notebook, as_version=4)
+    problems = []
+    for cell in nb.cells:
+        meta = nbgrader(cell)
+        if not (cell.cell_type == "code" and meta.get("grade") and meta.get("points")):
+            continue
+        if cell.metadata.get("course", {}).get("in_kernel"):
+            problems.append(f"test cell {meta['grade_id']} has points and is declared `course.in_kernel`: no cell may "
+                            f"be decided in the kernel (record its values and compare them with withheld ones)")
+        if "### BEGIN HIDDEN TESTS" not in cell.source:
+            problems.append(f"test cell {meta['grade_id']} has points but is not a hidden test: visible checks are for "
+                            f"learning, their points belong to the hidden tests of the same exercise")
+    try:
+        judge.load_checks(notebook.parent.name, ROOT / "fixtures", nb)
+    except judge.ChecksUnavailable as error:
+        problems.append(str(error))
+    return problems
+
+
 def validate_source(notebook: Path) -> list[str]:
     from nbgrader.validator import Validator  # heavy import, only when validating
 
+    problems = grading_problems(notebook)
     result = Validator(config=course_config()).validate(str(notebook))
-    problems = []
     for cell in result.get("failed", []):
         error = _ANSI.sub("", cell.get("raw_error", "")).strip().splitlines()
         problems.append(f"test cell `{_first_line(cell['source'])}` fails: {error[-1] if error else '?'}")

@@ -19,12 +19,12 @@ from nbformat import NotebookNode
 from staff.course_dir import nbgrader
 
 #: Modules whose attributes students must not reassign (comparison and test helpers live there).
-GUARDED_MODULES = {"np", "numpy", "torch", "math", "builtins", "__builtins__", "course", "checks",
+GUARDED_MODULES = {"np", "numpy", "torch", "math", "builtins", "__builtins__", "course", "checks", "figures",
                    "testing", "unittest", "pytest", "nbgrader"}
 #: Names of comparison functions whose redefinition is suspicious wherever it happens.
 COMPARISONS = {"allclose", "isclose", "array_equal", "array_equiv", "assert_allclose", "assert_equal",
                "assert_array_equal", "assert_array_almost_equal", "assert_close", "equal",
-               "check_close", "check_equal", "check_shape", "check_rows_sum_to_one", "check_type"}
+               "check_close", "check_equal", "check_shape", "check_rows_sum_to_one", "check_type", "check_heatmap"}
 NETWORK_MODULES = {"socket", "urllib", "urllib3", "requests", "http", "httpx", "ftplib", "aiohttp",
                    "smtplib", "paramiko", "websocket"}
 PROCESS_MODULES = {"subprocess", "multiprocessing", "pty", "pexpect"}

@@ -13,7 +13,12 @@ Hidden (autograder only):
 
 - ``averaging``: other layer, head, batch and sequence sizes; padding first, in holes, or none.
 - ``statistics``: 1, 4 and 2 layers of 3, 2 and 1 heads, other token lists (up to three ``[SEP]``),
-  zeros in rows; also the hidden figure tests draw their head averages (``maps``).
+  zeros in rows; also the hidden figure tests draw their head averages (``maps``): what the
+  solution's ``plot_attention`` (last layer) and ``plot_all_layers`` (every panel) show, read back
+  from its figures with :mod:`course.figures` (``attention_plot``, ``layers_plot`` and their
+  ``_x``/``_y`` tick labels and ``_layer``, the layer each title names).
+- ``averaging``: also what the solution's ``plot_token_attention`` shows for the first sentence and
+  the last query (``token_plot``, ``_x``, ``_y``, ``_layer``), with the tokens ``w0``, ``w1``, ...
 - ``sentences``: unseen sentences and pairs through the pretrained model: texts (UTF-8 bytes),
   ids, tokens, ``sentence_b_start`` (-1 for none), head-averaged attention of each sentence run
   alone, the per-head maps it averages (``heads``), its shares and per-head entropies.
@@ -33,7 +38,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from course import models, paths
+from course import figures, models, paths
 from course.fixtures import pack_cases
 from staff.authoring.reference import solution_namespace
 from staff.authoring.tensors import padding_mask, text_bytes
@@ -41,12 +46,15 @@ from staff.authoring.tensors import padding_mask, text_bytes
 ASSIGNMENT = "03_visualising_attention"
 #: The tolerances (atol, rtol) the notebook's tests compare these fixtures with (staff.authoring.fixtures).
 TOLERANCES = {"*": (1e-6, 1e-5), "statistics/entropy": (1e-5, 1e-5), "sentences/entropy": (1e-5, 1e-5),
-              "sentences/averaged": (1e-5, 0.0), "sentences/maps": (1e-5, 0.0)}
+              "sentences/averaged": (1e-5, 0.0), "sentences/maps": (1e-5, 0.0),
+              **{plot: (1e-6, 0.0) for plot in ("statistics/attention_plot", "statistics/layers_plot",
+                                               "averaging/token_plot")}}
 #: The expected outputs in each fixture (key patterns): a grading kernel never sees them, the judge
 #: compares with them (staff/grading/sandbox.py, judge.py). Everything else is an input: ``maps``
 #: and ``words`` repeat the head-averaged attention and the tokens as the inputs of the statistics
 #: tests, because ``averaged`` and ``tokens`` are what the averaging and encoding tests expect.
-OUTPUTS = {"averaging": ("expected",), "statistics": ("cls", "sep", "self", "entropy"),
+OUTPUTS = {"averaging": ("expected", "token_plot*"),
+           "statistics": ("cls", "sep", "self", "entropy", "attention_plot*", "layers_plot*"),
            "sentences": ("input_ids", "tokens", "sentence_b_start", "averaged", "cls", "sep", "self", "entropy")}
 
 #: Sentences students never see in the notebook (None: a single sentence).
@@ -100,6 +108,42 @@ def statistics_case(sol: dict, generator: torch.Generator, n_layers: int, n_head
             "entropy": sol["attention_entropy"](heads).numpy()}
 
 
+def _read_panels(prefix: str, panels: list) -> dict[str, np.ndarray]:
+    """What the solution's figure shows, panel by panel, as ``prefix``-ed expected outputs: the
+    values (stacked), tick labels and the layer each title names (:func:`course.figures.read_heatmap`)."""
+    read = [figures.read_heatmap(prefix, ax) for ax in panels]
+    return {prefix + part: np.stack([one[part] for one in read]) for part in read[0]}
+
+
+def plot_outputs(sol: dict, case: dict) -> dict:
+    """A hidden ``statistics`` case with what the solution's ``plot_attention`` (the last layer, on
+    a given Axes) and ``plot_all_layers`` draw for its ``maps`` and ``words``."""
+    import matplotlib.pyplot as plt
+
+    maps, words = torch.tensor(case["maps"]), bytes(case["words"]).decode("utf-8").split(" ")
+    last = len(maps) - 1
+    grid, cells = plt.subplots(2, 2)
+    single = _read_panels("attention_plot", [sol["plot_attention"](maps, words, last, ax=cells[1, 0])])
+    plt.close(grid)
+    figure = sol["plot_all_layers"](maps, words)
+    layers = _read_panels("layers_plot", figures.layer_panels("plot_all_layers", figure, len(maps)))
+    plt.close(figure)
+    return {**case, **{key: value[0] for key, value in single.items()}, **layers}
+
+
+def token_plot_outputs(sol: dict, case: dict) -> dict:
+    """A hidden ``averaging`` case with what the solution's ``plot_token_attention`` draws for its
+    first sentence, the last query and the tokens ``w0``, ``w1``, ... (as the hidden test calls it)."""
+    import matplotlib.pyplot as plt
+
+    first = tuple(torch.tensor(layer[:1]) for layer in case["attentions"])
+    seq = case["attentions"].shape[-1]
+    figure = sol["plot_token_attention"](first, [f"w{i}" for i in range(seq)], seq - 1)
+    out = {**case, **_read_panels("token_plot", figures.layer_panels("plot_token_attention", figure, len(first)))}
+    plt.close(figure)
+    return out
+
+
 def load_models(sol: dict):
     """The tokenizer, transformers' model (no fitted head: attention does not depend on it) and the
     notebook's from-scratch model with its weights; also set as the notebook's globals."""
@@ -149,14 +193,14 @@ def build() -> dict:
             averaging_case(sol, public, n_layers=3, batch=2, n_heads=2, seq=6, index=1, padding=[6, 4])]),
         ("public", "statistics"): pack_cases([
             statistics_case(sol, public, 3, 4, ["[CLS]", "the", "cat", "[SEP]", "it", "purrs", "[SEP]"])]),
-        ("hidden", "averaging"): pack_cases([
+        ("hidden", "averaging"): pack_cases(token_plot_outputs(sol, case) for case in [
             averaging_case(sol, hidden, n_layers=3, batch=3, n_heads=5, seq=7, index=2),
             averaging_case(sol, hidden, n_layers=1, batch=2, n_heads=2, seq=6, index=0,
                            padding=[[0, 0, 1, 1, 1, 1], [1, 1, 1, 1, 1, 1]]),
             averaging_case(sol, hidden, n_layers=2, batch=3, n_heads=4, seq=8, index=1,
                            padding=[8, [1, 0, 1, 1, 0, 1, 1, 0], 3]),
             averaging_case(sol, hidden, n_layers=4, batch=1, n_heads=1, seq=4, index=0, padding=[4])]),
-        ("hidden", "statistics"): pack_cases([
+        ("hidden", "statistics"): pack_cases(plot_outputs(sol, case) for case in [
             statistics_case(sol, hidden, 1, 3, ["[CLS]", "hello", "[SEP]"]),
             statistics_case(sol, hidden, 4, 2, ["[CLS]", "a", "b", "[SEP]", "c", "d", "e", "[SEP]", "f", "[SEP]"]),
             statistics_case(sol, hidden, 2, 1, ["[CLS]", "x", "##y", "z", "[SEP]"])]),

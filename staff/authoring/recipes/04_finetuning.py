@@ -24,16 +24,23 @@ exact and fast and one broken exercise does not fail the others:
 - ``analyser``: a ``BagOfWords`` over the real tokenizer's ids (hashed into a small vocabulary),
   sentences stored as UTF-8 bytes, thresholds and max lengths, expected probabilities and labels.
 
-Hidden cases differ from the public ones in every size and setting. The accuracy of the real,
-capped fine-tuning run is checked in the notebook itself (it needs the run, not a fixture).
+- ``heldout`` (hidden only): 128 review sentences written for the course that never ship
+  (``staff/authoring/heldout/sentiment.tsv``, 64 positive, 64 negative) and their labels. The
+  graded run's fine-tuned model predicts them in the kernel; the judge counts the predictions
+  against the labels, which the kernel never has (the validation labels it can read would let a
+  submission memorise its way to any accuracy there).
+
+Hidden cases differ from the public ones in every size and setting.
 """
 from __future__ import annotations
+
+from pathlib import Path
 
 import numpy as np
 import torch
 from transformers import DistilBertConfig, DistilBertModel, get_linear_schedule_with_warmup
 
-from course import models
+from course import data, models
 from course.fixtures import pack_cases
 from staff.authoring.reference import solution_namespace
 from staff.authoring.tensors import (float_array, int_array, padding_mask, random_ids, randomize,
@@ -49,7 +56,7 @@ TOLERANCES = {"*": (1e-5, 1e-5), "loss/grad": (1e-6, 1e-5),
               "analyser": (1e-6, 1e-5)}
 #: The expected outputs in each fixture (key patterns): a grading kernel never sees them, the judge
 #: compares with them (staff/grading/sandbox.py, judge.py). Everything else is an input.
-OUTPUTS = {"head": ("logits", "probabilities"), "loss": ("loss", "grad"), "step": ("losses", "lrs", "step[0-9]*"),
+OUTPUTS = {"heldout": ("labels",), "head": ("logits", "probabilities"), "loss": ("loss", "grad"), "step": ("losses", "lrs", "step[0-9]*"),
            "evaluate": ("probabilities", "confusion", "accuracy", "loss"),
            "train": ("lr", "val_step", "train_loss", "val_accuracy", "final.*"), "analyser": ("probabilities", "positive")}
 CONFIG_FIELDS = ("vocab_size", "max_position_embeddings", "dim", "n_layers", "n_heads", "hidden_dim")
@@ -214,6 +221,16 @@ PUBLIC_SENTENCES = [
     "The cast is great, the script is not.",
     "Fine.",
 ]
+#: Labelled sentences no student ever sees, for the accuracy of the graded fine-tuning run.
+HELDOUT = Path(__file__).resolve().parent.parent / "heldout" / "sentiment.tsv"
+
+
+def heldout_case() -> dict:
+    heldout = data.load_sst2_tsv(HELDOUT)
+    return {"sentences": text_bytes("\n".join(heldout["sentence"])),
+            "labels": np.asarray(heldout["label"], dtype=np.int64)}
+
+
 HIDDEN_SENTENCES = [
     ["A slow start, then a wonderful, moving second half.",
      "The battery died after a week and support never answered.",
@@ -299,4 +316,5 @@ def build() -> dict:
         ("hidden", "train"): pack_cases(train_hidden),
         ("public", "analyser"): pack_cases([analyser_public]),
         ("hidden", "analyser"): pack_cases(analyser_hidden),
+        ("hidden", "heldout"): pack_cases([heldout_case()]),
     }

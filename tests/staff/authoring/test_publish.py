@@ -69,12 +69,15 @@ def test_badges_and_setup_point_at_the_public_repository():
 
 
 def test_bundle_leaves_out_the_held_out_text(bundle):
-    """Assignment 5's model is scored on dictionary entries students never get (W-Z)."""
+    """Assignment 5's model is scored on dictionary entries students never get (W-Z), assignment 4's
+    fine-tuned model on review sentences that are in neither shipped split."""
     from staff.authoring import recipes
 
     heldout = recipes.load("05_decoder").HELDOUT.read_text().splitlines()
     lines = [line.strip() for line in heldout if len(line.strip()) > 30]
+    reviews = [line.split("\t")[0] for line in recipes.load("04_finetuning").HELDOUT.read_text().splitlines()[1:]]
     shipped = "\n".join(p.read_text(errors="ignore") for p in bundle.rglob("*")
-                        if p.is_file() and p.suffix in (".txt", ".md", ".py", ".ipynb", ".json"))
+                        if p.is_file() and p.suffix in (".txt", ".md", ".py", ".ipynb", ".json", ".tsv"))
     assert len(lines) > 200 and (bundle / "data" / "lm" / "devils_dictionary.txt").is_file()
-    assert not [line for line in lines if line in shipped]
+    assert len(reviews) == 128 and (bundle / "data" / "sentiment" / "validation.tsv").is_file()
+    assert not [line for line in lines + reviews if line in shipped]
