@@ -12,6 +12,8 @@ header with the score the autograder must give it::
 
 ``# based_on: <sample>`` starts from another sample of the same assignment (in the bundled
 samples) and replaces only the cells this file gives, so a variant states just its difference.
+``# include: <file>`` puts code several assignments' samples share (``samples/<file>``, e.g. the
+tricks of every ``zero_work_tricks`` sample) at the start of the first cell this file gives.
 
 It is turned into a notebook by filling those cells of the *current* released notebook, so
 samples never drift from the release and a regenerated release needs no hand edits.
@@ -32,7 +34,7 @@ from staff.course_dir import nbgrader
 ROSTER = course_dir.SAMPLES / "roster.csv"
 
 _CELL = re.compile(r"^# %% (\S+)\s*$", re.MULTILINE)
-_HEADER = re.compile(r"^# (expected_score|expected_status|based_on): (.+)$", re.MULTILINE)
+_HEADER = re.compile(r"^# (expected_score|expected_status|based_on|include): (.+)$", re.MULTILINE)
 
 
 @dataclass
@@ -55,6 +57,10 @@ def parse(path: Path, assignment: str) -> Sample:
     description = " ".join(line[2:] for line in header.splitlines()
                            if line.startswith("# ") and not _HEADER.match(line)).strip()
     cells = {bodies[i]: bodies[i + 1].strip("\n") for i in range(0, len(bodies), 2)}
+    if "include" in meta and cells:
+        first = next(iter(cells))
+        shared = (course_dir.SAMPLES / meta["include"].strip()).read_text().strip("\n")
+        cells[first] = f"{shared}\n\n{cells[first]}".strip("\n")
     if "based_on" in meta:
         base = parse(course_dir.samples_dir(assignment) / f"{meta['based_on'].strip()}.py", assignment)
         cells = {**base.cells, **cells}

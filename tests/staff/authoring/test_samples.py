@@ -17,3 +17,14 @@ def test_samples_need_an_expected_score(tmp_path):
     path.write_text("# %% softmax\nx = 1\n")
     with pytest.raises(ValueError, match="expected_score"):
         samples.parse(path, "01_attention")
+
+
+def test_an_included_file_goes_first_into_the_first_cell(tmp_path):
+    path = tmp_path / "tricks.py"
+    path.write_text("# expected_score: 0\n# include: zero_work_tricks.py\n# %% softmax\nextra = 1\n# %% self_attention\ny = 2\n")
+    sample = samples.parse(path, "01_attention")
+    shared = (samples.course_dir.SAMPLES / "zero_work_tricks.py").read_text().strip("\n")
+    assert sample.cells["softmax"] == shared + "\n\nextra = 1" and sample.cells["self_attention"] == "y = 2"
+    for assignment in samples.course_dir.assignments():  # every assignment plays the same tricks
+        tricks = {s.student: s for s in samples.load(assignment)}["zero_work_tricks"]
+        assert next(iter(tricks.cells.values())).startswith(shared) and tricks.expected_score == 0
