@@ -162,6 +162,7 @@ def _autograde(args) -> int:
         limits.wall = args.wall
     if args.memory_gb:
         limits.memory = int(args.memory_gb * 2**30)
+    from staff.grading.canary import CanaryFailed
     from staff.grading.judge import ChecksUnavailable
     from staff.grading.sandbox import SandboxUnavailable
 
@@ -171,7 +172,7 @@ def _autograde(args) -> int:
     except SandboxUnavailable as error:
         print(f"autograde: stopped, no sandbox for the student kernels: {error}", file=sys.stderr)
         return 2
-    except ChecksUnavailable as error:
+    except (ChecksUnavailable, CanaryFailed) as error:
         print(f"autograde: stopped before grading anyone: {error}", file=sys.stderr)
         return 2
     print(status.summary(outcomes))

@@ -16,6 +16,10 @@ nbgrader stays the engine, in three steps per submission:
    the records with the trusted fixtures and sets the judged cells' points. Expected outputs never
    leave this machine.
 
+Before any of it, the canary (:mod:`canary`): the instructor's solution of every assignment in the
+batch goes through steps 2 and 3 on every machine that grades; anything short of full marks stops
+the batch before any grade is written.
+
 Each submission gets one status and a one-line reason (:mod:`status`). Where no sandbox can be
 made, grading stops with the reason, unless ``unsafe`` is asked for: those grades are ``unsafe``.
 """
@@ -37,7 +41,7 @@ from tqdm.auto import tqdm
 from course import settings
 from staff import course_dir
 from staff.course_dir import CourseDir
-from staff.grading import cluster, gradebook, integrity, judge, nbgrader_steps, repair, sandbox, worker
+from staff.grading import canary, cluster, gradebook, integrity, judge, nbgrader_steps, repair, sandbox, worker
 from staff.grading.status import Outcome, load_status, save_status
 
 
@@ -86,6 +90,7 @@ class Batch:
     def __init__(self, assignments: list[str], unsafe: bool = False):
         if not unsafe:
             sandbox.probe()  # SandboxUnavailable says why and how to enable it
+        canary.imports_this_checkout()  # CanaryFailed says which checkout the kernels would import
         self.unsafe = unsafe
         self._modules: dict[str, list[str]] = {}
         self.folder = Path(tempfile.mkdtemp(prefix="course-grading-"))
@@ -211,6 +216,8 @@ def grade_one(course: CourseDir, student: str, assignment: str, limits: Limits,
     own_batch = batch is None
     batch = batch or Batch([assignment])
     try:
+        if own_batch:  # a batch of one: the canary first, as for any batch
+            canary.here(batch, course, limits)
         item = ready(course, student, assignment, limits, batch, threads)
         if isinstance(item, Outcome):
             return item
@@ -289,6 +296,8 @@ def autograde(assignments: list[str] | None = None, course: CourseDir = course_d
                 bar.write(f"autograde: grading on {where}")
                 bundle = client.scatter(batch.bundle, broadcast=False, hash=True)
                 threads = cluster.kernel_threads(client)
+                # before any student: the solution through the same path, full marks or nobody is graded
+                bar.write(f"autograde: canary: {canary.on_cluster(client, bundle, batch, course, limits, threads)}")
                 sent: dict = {}
                 finished = as_completed()
 

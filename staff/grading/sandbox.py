@@ -86,9 +86,18 @@ class Spec:
 
 
 def python_mounts() -> list[tuple[str, str]]:
-    """The interpreter and the virtualenv the kernel runs on, by their real paths."""
-    paths = {Path(sys.base_prefix).resolve(), Path(sys.prefix).resolve()}
-    return [(str(p), str(p)) for p in sorted(paths) if not str(p).startswith("/usr/")]
+    """The interpreter and the virtualenv the kernel runs on, by their real paths and also by the
+    paths this process knows them by: a virtualenv reached through a symlink (a second checkout
+    sharing one, a shared server's /opt/venv) is started by the kernel as ``sys.executable``, the
+    symlinked path, which must exist inside the sandbox too."""
+    mounts = set()
+    for prefix in (sys.base_prefix, sys.prefix):
+        real, given = Path(prefix).resolve(), Path(os.path.abspath(prefix))
+        if not str(real).startswith("/usr/"):
+            mounts.add((str(real), str(real)))
+        if given != real and not str(given).startswith("/usr/"):
+            mounts.add((str(real), str(given)))
+    return sorted(mounts, key=lambda m: (m[1], m[0]))
 
 
 def course_mounts(fixtures: Path, files: Path = settings.ROOT) -> list[tuple[str, str]]:

@@ -28,3 +28,13 @@ def test_an_included_file_goes_first_into_the_first_cell(tmp_path):
     for assignment in samples.course_dir.assignments():  # every assignment plays the same tricks
         tricks = {s.student: s for s in samples.load(assignment)}["zero_work_tricks"]
         assert next(iter(tricks.cells.values())).startswith(shared) and tricks.expected_score == 0
+
+
+def test_every_sample_student_has_a_name_in_the_roster():
+    """The formgrader lists a student without one as "None, None"."""
+    import csv
+
+    with samples.ROSTER.open() as f:
+        named = {row["id"] for row in csv.DictReader(f) if row["first_name"] and row["last_name"]}
+    students = {s.student for a in samples.course_dir.assignments() for s in samples.load(a)}
+    assert students <= named, sorted(students - named)

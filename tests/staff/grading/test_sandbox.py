@@ -188,3 +188,17 @@ def test_no_secret_in_the_kernels_environment(spec):
     env = json.loads(subprocess.run(argv, capture_output=True, text=True, timeout=60, check=True).stdout)
     assert "GRADEBOOK_URL" not in env and "JUPYTER_TOKEN" not in env
     assert env["OMP_NUM_THREADS"] == "1" and env["HF_HUB_OFFLINE"] == "1"
+
+
+def test_a_virtualenv_reached_through_a_symlink_runs_in_the_sandbox(view, tmp_path):
+    """A second checkout sharing one virtualenv through a symlink: the kernel is started by the
+    symlinked path (sys.executable), which the sandbox must have too (it used to mount only the
+    resolved one, and the probe then blamed user namespaces)."""
+    link = tmp_path / "shared-venv"
+    link.symlink_to(Path(sys.prefix).resolve(), target_is_directory=True)
+    code = ("import sys; from staff.grading import sandbox; sandbox.probe(); "
+            "print(sys.prefix, [d for _, d in sandbox.python_mounts()])")
+    done = subprocess.run([str(link / "bin" / "python"), "-c", code], cwd=ROOT, capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr[-1500:]
+    assert done.stdout.startswith(str(link)) and repr(str(link)) in done.stdout

@@ -1,0 +1,150 @@
+"""The preflight canary: the instructor's solution is graded first, and must get full marks.
+
+Everything a grade depends on can break on a machine the course was not built on: the
+virtualenv's editable install pointing at another checkout (every test cell then fails with
+``No module named 'course'``), another CPU moving float32 results past a tolerance, a missing
+model package, a sandbox that mounts the wrong paths. Each of these grades *every* student wrong
+in the same way, silently. So before any student is graded, the source notebook of every
+assignment in the batch (its solutions and hidden tests, as a perfect submission would look after
+nbgrader restores the test cells) goes through the same bundle, cluster, sandbox, runner and
+judge as the students' notebooks, once on every machine that has grading workers (workers on one
+machine share its Python, packages and CPU). Anything short of full marks stops the batch before
+any grade is written, and says which assignment, which machine, which check and what the kernel
+printed. Its cost is printed (the whole solution of each assignment, once per machine).
+"""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import nbformat
+
+from course import settings
+from staff import course_dir
+from staff.course_dir import nbgrader
+from staff.grading import judge, worker
+
+#: The name the canary runs under (never a student's: nbgrader's student ids are folder names).
+STUDENT = "(canary)"
+
+
+class CanaryFailed(RuntimeError):
+    """The grading set-up cannot give the instructor's solution full marks: nobody is graded."""
+
+
+@dataclass
+class Report:
+    runs: int
+    machines: int
+    seconds: float
+
+    def __str__(self) -> str:
+        return (f"the instructor's solution got full marks in {self.runs} run(s) on {self.machines} machine(s) "
+                f"before grading anyone ({self.seconds:.0f} s)")
+
+
+def imports_this_checkout(python: str = sys.executable) -> None:
+    """Raise :class:`CanaryFailed` unless this virtualenv's Python, started outside the checkout as
+    a kernel is, imports ``course`` from this checkout: an editable install made from another
+    checkout (a shared or copied virtualenv) would otherwise fail every test cell of every student
+    with ``No module named 'course'`` inside the sandbox, where only this checkout is mounted."""
+    here = (settings.ROOT / "course").resolve()
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME")}
+    done = subprocess.run([python, "-c", "import course; print(course.__path__[0])"], cwd="/", env=env,
+                          capture_output=True, text=True, timeout=120)
+    found = done.stdout.strip().splitlines()[-1] if done.stdout.strip() else ""
+    if done.returncode == 0 and Path(found).resolve() == here:
+        return
+    what = (f"imports the course package from {Path(found).parent}, not from this checkout ({settings.ROOT}): "
+            f"its editable install was made from another checkout") if done.returncode == 0 and found else (
+            f"cannot import the course package outside the checkout "
+            f"({(done.stderr.strip().splitlines() or ['no output'])[-1]}): it is not installed in this virtualenv")
+    raise CanaryFailed(f"{python} {what}, so every kernel would fail to import `course` in the sandbox. Run "
+                       f"`make setup` in {settings.ROOT} (or give this checkout a virtualenv of its own); "
+                       f"nobody was graded")
+
+
+def notebook(assignment: str) -> str:
+    """The source notebook as a perfect submission: solutions in, hidden tests in, outputs cleared."""
+    nb = nbformat.read(course_dir.source_notebook(assignment), as_version=4)
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            cell.outputs, cell.execution_count = [], None
+    return nbformat.writes(nb)
+
+
+def job(assignment: str, limits, unsafe: bool, modules: list[str]) -> worker.Job:
+    return worker.Job(STUDENT, assignment, notebook(assignment), limits.cell, limits.wall, limits.memory,
+                      unsafe=unsafe, modules=modules)
+
+
+def problems(result: worker.Result, specs: dict[str, list[dict]]) -> list[str]:
+    """Why ``result`` (the solution, executed) is short of full marks; empty when it is not."""
+    if result.error:
+        return [f"{result.error[0]}: {result.error[1]}"]
+    if result.notebook is None:
+        return ["nothing came back from the kernel"]
+    found = [f"the kernel's records were rejected: {result.bad_records}"] if result.bad_records else []
+    found += [f"the shell's hooks were changed before {cell}: {hooks}" for cell, hooks in sorted(result.guard.items())]
+    for cell in nbformat.reads(result.notebook, as_version=4).cells:
+        for output in cell.get("outputs", []) if cell.cell_type == "code" else []:
+            if output.get("output_type") == "error":  # what the kernel printed
+                name = nbgrader(cell).get("grade_id") or cell.get("id")
+                found.append(f"cell {name}: {output['ename']}: {str(output['evalue'])[:300]}")
+    verdicts = judge.judge_notebook(result.records, specs, judge.Fixtures(settings.current().fixtures))
+    found += [f"{grade_id}: {reason}" for grade_id, reason in verdicts.items() if reason is not None]
+    return found
+
+
+def check(runs: list[tuple[str, str, Callable[[], worker.Result]]], checks: dict[str, dict]) -> Report:
+    """Wait for each ``(assignment, machine, result)`` run and judge it; raise :class:`CanaryFailed`
+    listing every shortfall (nothing is graded then)."""
+    start = time.monotonic()
+    failed = []
+    for assignment, machine, result in runs:
+        try:
+            found = problems(result(), checks[assignment])
+        except Exception as error:  # the worker could not run it at all
+            found = [f"grading failed on the worker: {type(error).__name__}: {str(error)[:300]}"]
+        failed += [f"{assignment} on {machine}: {problem}" for problem in found]
+    if failed:
+        raise CanaryFailed(
+            f"the grading set-up cannot give the instructor's solution full marks, so nobody was graded "
+            f"({len(failed)} problem(s)): " + "; ".join(failed[:8]) + (" ..." if len(failed) > 8 else "")
+            + ". Check the virtualenv (`make setup` in this checkout), the fixtures (`make fixtures-check`) "
+              "and the sandbox (`python -m pytest tests/staff/grading/test_sandbox.py`)")
+    return Report(len(runs), len({machine for _, machine, _ in runs}), time.monotonic() - start)
+
+
+def on_cluster(client, bundle, batch, course, limits, threads) -> Report:
+    """One run of each assignment's solution on each machine of the cluster, spread over its workers."""
+    start = time.monotonic()
+    machines: dict[str, list[str]] = {}
+    for address, info in sorted(client.scheduler_info()["workers"].items()):
+        machines.setdefault(info.get("host") or address, []).append(address)
+    runs = []
+    for machine, addresses in sorted(machines.items()):
+        for number, assignment in enumerate(sorted(batch.checks)):
+            task = job(assignment, limits, batch.unsafe, batch.modules(course, assignment))
+            future = client.submit(worker.execute, bundle, task, threads, workers=[addresses[number % len(addresses)]],
+                                   allow_other_workers=True, pure=False, key=f"canary-{assignment}-{machine}")
+            runs.append((assignment, machine, future.result))
+    report = check(runs, batch.checks)
+    report.seconds = time.monotonic() - start
+    return report
+
+
+def here(batch, course, limits) -> Report:
+    """The same, in this process (one submission graded without a cluster)."""
+    start = time.monotonic()
+    runs = [(a, "this machine", lambda a=a: worker.execute(batch.bundle, job(a, limits, batch.unsafe,
+                                                                              batch.modules(course, a))))
+            for a in sorted(batch.checks)]
+    report = check(runs, batch.checks)
+    report.seconds = time.monotonic() - start
+    return report

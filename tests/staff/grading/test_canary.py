@@ -1,0 +1,52 @@
+"""The preflight canary: a grading set-up that cannot give the instructor's solution full marks
+grades nobody, and says why (instead of grading every student wrong in the same way)."""
+from __future__ import annotations
+
+import shutil
+import sys
+
+import pytest
+from nbgrader.api import Gradebook, MissingEntry
+from safetensors.numpy import load_file, save_file
+
+from course.settings import ROOT
+from staff.grading import autograde, canary
+
+pytestmark = [pytest.mark.notebooks]
+ASSIGNMENT = "01_attention"
+LIMITS = autograde.Limits(cell=60, wall=300, memory=3 * 2**30)
+
+
+def test_a_set_up_that_fails_the_solution_grades_nobody(make_course, samples1, tmp_path, monkeypatch):
+    """One hidden expected value moved past its tolerance, as a fixture built wrong (or a CPU far
+    from the one that built it) would: the solution loses that cell, so no student is graded."""
+    broken = tmp_path / "fixtures"
+    shutil.copytree(ROOT / "fixtures", broken)
+    path = broken / "hidden" / ASSIGNMENT / "softmax.safetensors"
+    arrays = load_file(str(path))
+    arrays["0.expected"] = arrays["0.expected"] + 1e-3
+    save_file(arrays, str(path))
+    monkeypatch.setenv("COURSE_FIXTURES", str(broken))
+    course = make_course("canary")
+    from staff.authoring import samples
+
+    samples.submit(samples1["correct_loops"], course)
+    with pytest.raises(canary.CanaryFailed, match=r"01_attention on .*test_softmax_hidden: .*max abs error"):
+        autograde.autograde([ASSIGNMENT], course=course, jobs=1, limits=LIMITS, progress=False)
+    with Gradebook(course.db_url) as gb, pytest.raises(MissingEntry):
+        gb.find_submission(ASSIGNMENT, "correct_loops")
+    assert not (course.autograded / "correct_loops").exists()
+
+
+def test_a_virtualenv_installed_from_another_checkout_is_named(tmp_path):
+    """An editable install made from another checkout: the kernels would import `course` from
+    there (not mounted in the sandbox); the grader says which checkout, before grading anyone."""
+    other = tmp_path / "other-checkout"
+    (other / "course").mkdir(parents=True)
+    (other / "course" / "__init__.py").write_text("")
+    python = tmp_path / "python"
+    python.write_text(f"#!/bin/sh\nPYTHONPATH={other} exec {sys.executable} \"$@\"\n")
+    python.chmod(0o755)
+    canary.imports_this_checkout()  # this virtualenv: fine
+    with pytest.raises(canary.CanaryFailed, match=f"from {other}, not from this checkout"):
+        canary.imports_this_checkout(str(python))
