@@ -125,3 +125,15 @@ def test_no_test_installs_system_packages():
     command = re.compile(r"""\[\s*["'](apt(?:-get)?|dpkg)["']""")
     for path in (ROOT / "tests").rglob("*.py"):
         assert not command.search(path.read_text()), f"{path} runs a package manager"
+
+
+def test_every_nbgrader_command_uses_the_graders_gradebook_url():
+    """The formgrader (which reads nbgrader_config.py) and grading build the gradebook URL in one
+    place, with SQLite's lock timeout: a TA saving a grade while a batch writes waits, never fails."""
+    from traitlets.config.loader import PyFileConfigLoader
+
+    from staff.course_dir import COURSE
+
+    config = PyFileConfigLoader("nbgrader_config.py", path=str(ROOT)).load_config()
+    assert config.CourseDirectory.db_url == COURSE.db_url
+    assert COURSE.db_url.endswith("?timeout=60") or not COURSE.db_url.startswith("sqlite")

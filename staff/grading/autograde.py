@@ -16,9 +16,7 @@ nbgrader stays the engine, in three steps per submission:
    the records with the trusted fixtures and sets the judged cells' points. Expected outputs never
    leave this machine.
 
-Before any of it, the canary (:mod:`canary`): the instructor's solution of every assignment in the
-batch goes through steps 2 and 3 on every machine that grades; anything short of full marks stops
-the batch before any grade is written.
+First the canary (:mod:`canary`): each solution, through steps 2-3, full marks or nobody is graded.
 
 Each submission gets one status and a one-line reason (:mod:`status`). Where no sandbox can be
 made, grading stops with the reason, unless ``unsafe`` is asked for: those grades are ``unsafe``.
@@ -29,8 +27,8 @@ import hashlib
 import itertools
 import json
 import shutil
-import tempfile
 import time
+from concurrent.futures import CancelledError
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -41,7 +39,7 @@ from tqdm.auto import tqdm
 from course import settings
 from staff import course_dir
 from staff.course_dir import CourseDir
-from staff.grading import canary, cluster, gradebook, integrity, judge, nbgrader_steps, repair, sandbox, worker
+from staff.grading import canary, cluster, gradebook, integrity, judge, nbgrader_steps, repair, sandbox, scratch, worker
 from staff.grading.status import Outcome, load_status, save_status
 
 
@@ -93,7 +91,8 @@ class Batch:
         canary.imports_this_checkout()  # CanaryFailed says which checkout the kernels would import
         self.unsafe = unsafe
         self._modules: dict[str, list[str]] = {}
-        self.folder = Path(tempfile.mkdtemp(prefix="course-grading-"))
+        scratch.sweep()  # what graders killed before they could clean up left on this machine
+        self.folder = scratch.folder("grading")
         self.folder.chmod(0o755)
         fixtures = settings.current().fixtures
         self.checks: dict[str, dict] = {}
@@ -210,21 +209,17 @@ def finish(course: CourseDir, item: Ready, batch: Batch, result: worker.Result |
                    phases=phases, worker=result.worker if result else "")
 
 
-def grade_one(course: CourseDir, student: str, assignment: str, limits: Limits,
-              threads: int = 1, batch: Batch | None = None) -> Outcome:
-    """One submission, here, without a cluster (a re-grade, or the tests)."""
-    own_batch = batch is None
-    batch = batch or Batch([assignment])
+def grade_one(course: CourseDir, student: str, assignment: str, limits: Limits, threads: int = 1) -> Outcome:
+    """One submission, here, without a cluster (a re-grade, or the tests); the canary first, as for any batch."""
+    batch = Batch([assignment])
     try:
-        if own_batch:  # a batch of one: the canary first, as for any batch
-            canary.here(batch, course, limits)
+        canary.here(batch, course, limits)
         item = ready(course, student, assignment, limits, batch, threads)
         if isinstance(item, Outcome):
             return item
         return finish(course, item, batch, worker.execute(batch.bundle, item.job))
     finally:
-        if own_batch:
-            batch.close()
+        batch.close()
 
 
 def _already_graded(course: CourseDir, todo: list[tuple[str, str]]) -> dict[tuple[str, str], dict]:
@@ -251,7 +246,6 @@ def autograde(assignments: list[str] | None = None, course: CourseDir = course_d
     written here as it arrives (gradebook, ``autograded/``, status), so a crash loses no finished
     grade. Raises :class:`sandbox.SandboxUnavailable` when no sandbox can be made, unless ``unsafe``."""
     from distributed import as_completed
-    from distributed.scheduler import KilledWorker
 
     assignments = assignments or course_dir.assignments()
     todo = submissions(course, assignments)
@@ -294,32 +288,36 @@ def autograde(assignments: list[str] | None = None, course: CourseDir = course_d
         if first is not None:
             with cluster.connect(jobs) as (client, where):
                 bar.write(f"autograde: grading on {where}")
-                bundle = client.scatter(batch.bundle, broadcast=False, hash=True)
+                bundle = cluster.Shared(client, batch.bundle)
                 threads = cluster.kernel_threads(client)
-                # before any student: the solution through the same path, full marks or nobody is graded
                 bar.write(f"autograde: canary: {canary.on_cluster(client, bundle, batch, course, limits, threads)}")
                 sent: dict = {}
                 finished = as_completed()
 
+                def submit(item: Ready, attempt: int = 0) -> None:
+                    future = client.submit(worker.execute, bundle.future, item.job, threads, pure=False, retries=1,
+                                           key=f"grade-{item.assignment}-{item.student}-{item.digest[:10]}-{attempt}")
+                    sent[future] = item, time.monotonic(), attempt
+                    finished.add(future)
+
                 def write(future) -> None:  # the one writer
-                    item, at = sent.pop(future)
+                    item, at, attempt = sent.pop(future)
                     result, failure = None, None
                     try:
                         result = future.result()
                         # waiting for a free worker (and the transfers): the rest of the round trip
                         result.phases["queue"] = round(max(0.0, time.monotonic() - at - result.phases["worker"]), 2)
-                    except KilledWorker:
-                        failure = "kernel died", (f"it took down {cluster.ALLOWED_FAILURES + 1} grading workers "
-                                                  "(crash or out of memory outside the kernel); nothing graded")
+                    except CancelledError as error:  # its worker died and Dask let go of the task: it does, at times
+                        if attempt < 2:
+                            bundle.again()  # (a dead worker may have taken its last copy)
+                            return submit(item, attempt + 1)
+                        failure = cluster.failure(error)
                     except Exception as error:  # the worker could not grade it: say why, go on
-                        failure = "kernel died", f"grading failed on the worker: {type(error).__name__}: {error}"[:200]
+                        failure = cluster.failure(error)
                     record(finish(course, item, batch, result, failure))
 
                 for item in itertools.chain([first], pending):
-                    future = client.submit(worker.execute, bundle, item.job, threads, pure=False, retries=1,
-                                           key=f"grade-{item.assignment}-{item.student}-{item.digest[:10]}")
-                    sent[future] = item, time.monotonic()
-                    finished.add(future)
+                    submit(item)
                     for done in finished.next_batch(block=False):  # written as they come, not at the end
                         write(done)
                 for done in finished:

@@ -18,6 +18,7 @@ import os
 import subprocess
 import sys
 import time
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -122,18 +123,32 @@ def check(runs: list[tuple[str, str, Callable[[], worker.Result]]], checks: dict
 
 
 def on_cluster(client, bundle, batch, course, limits, threads) -> Report:
-    """One run of each assignment's solution on each machine of the cluster, spread over its workers."""
+    """One run of each assignment's solution on each machine of the cluster (any of its workers);
+    ``bundle`` is the batch's :class:`cluster.Shared` course bundle."""
+    from concurrent.futures import CancelledError
+
     start = time.monotonic()
-    machines: dict[str, list[str]] = {}
-    for address, info in sorted(client.scheduler_info()["workers"].items()):
-        machines.setdefault(info.get("host") or address, []).append(address)
-    runs = []
-    for machine, addresses in sorted(machines.items()):
-        for number, assignment in enumerate(sorted(batch.checks)):
-            task = job(assignment, limits, batch.unsafe, batch.modules(course, assignment))
-            future = client.submit(worker.execute, bundle, task, threads, workers=[addresses[number % len(addresses)]],
-                                   allow_other_workers=True, pure=False, key=f"canary-{assignment}-{machine}")
-            runs.append((assignment, machine, future.result))
+    machines = sorted({info.get("host") or address for address, info in client.scheduler_info()["workers"].items()})
+
+    def submit(assignment: str, machine: str):
+        task = job(assignment, limits, batch.unsafe, batch.modules(course, assignment))
+        where = {"workers": [machine]} if len(machines) > 1 else {}
+        return client.submit(worker.execute, bundle.future, task, threads, pure=False,
+                             key=f"canary-{assignment}-{machine}-{uuid.uuid4().hex[:8]}", **where)
+
+    def result(assignment: str, machine: str, future) -> Callable[[], worker.Result]:
+        def wait() -> worker.Result:
+            nonlocal future
+            for _ in range(2):  # a worker that dies can make Dask let go of its task: not the set-up's fault
+                try:
+                    return future.result()
+                except CancelledError:
+                    bundle.again()  # (a dead worker may have taken its last copy)
+                    future = submit(assignment, machine)
+            return future.result()
+        return wait
+
+    runs = [(a, m, result(a, m, submit(a, m))) for m in machines for a in sorted(batch.checks)]
     report = check(runs, batch.checks)
     report.seconds = time.monotonic() - start
     return report

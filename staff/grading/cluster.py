@@ -80,3 +80,28 @@ def kernel_threads(client: "Client") -> dict[str, int]:
         kernels_on[info["host"]] += info["nthreads"]
     return {address: max(1, cores[address] // kernels_on[info["host"]])
             for address, info in workers.items() if address in cores}
+
+
+def failure(error: Exception) -> tuple[str, str]:
+    """Status and reason of a submission whose task failed on the cluster, not in its kernel."""
+    from distributed.scheduler import KilledWorker
+
+    if isinstance(error, KilledWorker):
+        return "kernel died", (f"it took down {ALLOWED_FAILURES + 1} grading workers (crash or out of memory outside "
+                               "the kernel); nothing graded")
+    return "kernel died", f"grading failed on the worker: {type(error).__name__}: {error}"[:200]
+
+
+class Shared:
+    """Data every task needs (the course bundle), on the cluster once, by its hash. Dask keeps few
+    copies of it (its memory manager removes replicas nothing asks for), so a worker that dies can
+    take the last one with it and the tasks that need it are cancelled ("lost dependencies"):
+    :meth:`again` sends it anew before they are resubmitted."""
+
+    def __init__(self, client: "Client", value):
+        self.client, self.value = client, value
+        self.future = self.again()
+
+    def again(self):
+        self.future = self.client.scatter(self.value, broadcast=False, hash=True)
+        return self.future

@@ -20,8 +20,31 @@ from course.record import RECORDS_VARIABLE
 KERNEL_ARGUMENTS = ["--HistoryManager.hist_file=:memory:"]  # what nbgrader's Execute gives a Python kernel
 
 
+def die_with(parent: int, every: float = 0.2) -> None:
+    """Kill this process the moment ``parent`` (the grading worker) is gone, however it died.
+
+    The runner has a session of its own (so a timeout can kill it with its kernel) and would
+    otherwise be adopted by PID 1 and go on executing a notebook nobody waits for. Its sandbox
+    follows it: bwrap runs with ``--die-with-parent``, and its parent is this process. (Polled, not
+    ``PR_SET_PDEATHSIG``: that fires when the *thread* that started the runner ends, and workers
+    start runners ahead from short-lived threads.)"""
+    import signal
+    import threading
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            threading.Event().wait(every)
+        os.kill(os.getpid(), signal.SIGKILL)
+
+    if os.getppid() != parent:  # gone before this process got here
+        os.kill(os.getpid(), signal.SIGKILL)
+    threading.Thread(target=watch, daemon=True, name="die-with-parent").start()
+
+
 def main(config: dict) -> None:
     """Start the sandboxed kernel, import ahead, say "ready", then execute the one notebook sent."""
+    if config.get("parent"):
+        die_with(int(config["parent"]))
     import nbformat
     from jupyter_core.utils import run_sync
     from nbgrader.preprocessors import Execute

@@ -33,6 +33,7 @@ from jupyter_client.manager import AsyncKernelManager
 
 from course import settings
 from course.record import RECORDS_VARIABLE
+from staff.grading import quota
 
 SPEC_VARIABLE = "COURSE_SANDBOX"
 #: Environment variables a kernel keeps (prefixes); everything else is dropped.
@@ -174,8 +175,10 @@ def command(spec: Spec, kernel: list[str], env: dict[str, str], cwd: str | None 
         args += ["--perms", "0755", "--dir", folder]
     for source, destination in sorted(mounts, key=lambda m: m[1].count("/")):
         args += ["--ro-bind", source, destination]
-    args += ["--bind", str(scratch), str(scratch), "--remount-ro", "/",
-             "--chdir", str(scratch / "work"), "--clearenv"]
+    args += ["--bind", str(scratch), str(scratch)]
+    for name, size in quota.PRIVATE.items():  # over the scratch folder's own (empty) ones
+        args += ["--perms", "1777", "--size", str(size), "--tmpfs", str(scratch / name)]
+    args += ["--remount-ro", "/", "--chdir", str(scratch / "work"), "--clearenv"]
     kept = {k: v for k, v in env.items() if k.startswith(KEEP) and k != SPEC_VARIABLE}
     kept.update(spec.env)
     kept.update(PATH=f"{Path(sys.prefix) / 'bin'}:/usr/bin:/bin", HOME=str(scratch / "home"), TMPDIR=str(scratch / "tmp"),
@@ -195,7 +198,9 @@ def command(spec: Spec, kernel: list[str], env: dict[str, str], cwd: str | None 
         args.insert(1, "--unshare-user")
         limit += _tasks_of(os.getuid())  # the limit counts every process of this user
     prlimit = shutil.which("prlimit") or "/usr/bin/prlimit"
-    return [prlimit, f"--nproc={limit}:{limit}", "--", *args, *kernel]
+    files = quota.MAX_FILE_BYTES
+    return [prlimit, f"--nproc={limit}:{limit}", f"--fsize={files}:{files}", "--", *args, *kernel]
+
 
 
 def _tasks_of(uid: int) -> int:

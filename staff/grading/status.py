@@ -12,7 +12,7 @@ from pathlib import Path
 
 from staff.course_dir import CourseDir
 
-STATUSES = ("graded", "repaired", "flagged", "timeout", "kernel died", "invalid notebook")
+STATUSES = ("graded", "repaired", "flagged", "timeout", "kernel died", "disk quota", "invalid notebook")
 
 
 @dataclass

@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from course import settings
+from staff.grading import quota, scratch
 
 @dataclass(frozen=True)
 class Bundle:
@@ -63,6 +64,9 @@ class Bundle:
 
 
 _unpack_lock = threading.Lock()
+
+
+_swept = False
 
 
 def unpack(bundle: Bundle) -> Path:
@@ -147,14 +151,14 @@ class Runner:
     def __init__(self, files: Path, threads: int, memory: int, unsafe: bool, modules: list[str]):
         from staff.grading import sandbox
 
-        self.scratch = Path(tempfile.mkdtemp(prefix="course-kernel-"))
+        self.scratch = scratch.folder("kernel")
         self.scratch.chmod(0o755)
         spec = sandbox.make_spec(self.scratch / "sandbox", files / "fixtures", files=files)
         spec.env.update(NBGRADER_EXECUTION="autograde", OMP_NUM_THREADS=str(threads), MKL_NUM_THREADS=str(threads),
                         MPLBACKEND="Agg")
         config = {"spec": str(spec.save(self.scratch / "spec.json")), "unsafe": unsafe, "files": str(files),
-                  "modules": modules}
-        self.expired = False
+                  "modules": modules, "parent": os.getpid()}  # the runner dies with this process
+        self.expired = self.over_quota = False
         self.process = subprocess.Popen(
             [sys.executable, "-m", "staff.grading.runner", json.dumps(config)], cwd=self.scratch,
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
@@ -166,6 +170,8 @@ class Runner:
         (self.scratch / "in.ipynb").write_text(job.notebook)
         deadline = threading.Timer(job.wall, self.kill, kwargs={"expired": True})
         deadline.start()
+        done = threading.Event()
+        threading.Thread(target=quota.watch, args=(self.scratch / "sandbox", done, self.over), daemon=True).start()
         try:
             ready = self.process.stdout.readline().strip()  # the warm-up ends with "ready"
             waited = time.monotonic() - start
@@ -178,7 +184,11 @@ class Runner:
             self.process.wait()
         finally:
             deadline.cancel()
+            done.set()
         phases = {"kernel start": round(waited, 2), "execution": round(time.monotonic() - start - waited, 2)}
+        if self.over_quota:
+            return Result(None, error=("disk quota", f"wrote more than {quota.SHARED_BYTES >> 20} MB where the grader "
+                                                     f"reads (records, sockets); killed, nothing graded"), phases=phases)
         if self.expired:
             return Result(None, error=("timeout", f"still running after the {job.wall} s limit for one notebook; killed"),
                           phases=phases)
@@ -199,6 +209,11 @@ class Runner:
         except (judge.BadRecords, OSError, ValueError) as bad:
             result.bad_records = str(bad)[:300]
         return result
+
+    def over(self) -> None:
+        """The kernel left more on this machine's disk than its quota (:func:`quota.watch`)."""
+        self.over_quota = True
+        self.kill()
 
     def kill(self, expired: bool = False) -> None:
         self.expired = self.expired or expired
@@ -288,7 +303,11 @@ def _threads_here(job: Job, by_worker: dict[str, int] | None) -> tuple[int, int]
 
 def execute(bundle: Bundle, job: Job, threads_by_worker: dict[str, int] | None = None) -> Result:
     """The Dask task: one submission executed in a fresh sandboxed kernel."""
+    global _swept
     started = time.monotonic()
+    if not _swept:  # once per worker process: what killed graders left on this machine
+        _swept = True
+        scratch.sweep()
     files = unpack(bundle)
     threads, slots = _threads_here(job, threads_by_worker)
     key = (files, threads, job.memory, job.unsafe)

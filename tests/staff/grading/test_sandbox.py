@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from course.settings import ROOT
-from staff.grading import sandbox
+from staff.grading import quota, sandbox
 
 
 @pytest.fixture(scope="module")
@@ -202,3 +202,29 @@ def test_a_virtualenv_reached_through_a_symlink_runs_in_the_sandbox(view, tmp_pa
                           timeout=120)
     assert done.returncode == 0, done.stderr[-1500:]
     assert done.stdout.startswith(str(link)) and repr(str(link)) in done.stdout
+
+
+def test_the_kernels_own_folders_are_size_limited_and_no_file_is_huge(spec):
+    """A kernel filling its working folder stops at its quota (a tmpfs in the sandbox: the grader's
+    disk is not touched), and no file anywhere grows past the file-size limit."""
+    seen = run(spec, f"""
+import errno, json, os
+block = b"\\0" * 2**24
+def fill(paths, limit):
+    written = 0
+    try:
+        for path in paths:
+            with open(path, "wb") as f:
+                for _ in range(limit // len(block)):
+                    f.write(block); f.flush(); written += len(block)
+        return written, "no error"
+    except OSError as error:
+        return written, errno.errorcode.get(error.errno, str(error.errno))
+work = fill([os.path.join(os.getcwd(), f"part{{i}}") for i in range(64)], 2**26)  # files of 64 MB
+shared = fill([{str(Path(spec.scratch) / "ipc" / "big")!r}], 2**31)
+print(json.dumps({{"work": work, "shared": shared}}))""")
+    assert seen["work"][1] == "ENOSPC" and seen["work"][0] <= quota.PRIVATE["work"], seen
+    assert seen["shared"][1] == "EFBIG" and seen["shared"][0] <= quota.MAX_FILE_BYTES, seen
+    assert not list((Path(spec.scratch) / "work").iterdir())  # it was never on this machine's disk
+    assert quota.shared_bytes(Path(spec.scratch)) <= quota.MAX_FILE_BYTES
+    (Path(spec.scratch) / "ipc" / "big").unlink()

@@ -1,0 +1,42 @@
+"""Scratch folders of graders and workers: named after the process that made them, so the next
+grader on a machine can remove what a killed one left behind (it could not clean up).
+
+Each grading batch has one (``course-grading-<pid>-...``: the fixtures view it packs) and each
+submission's runner one (``course-kernel-<pid>-...``: the sandbox's scratch, removed when the
+submission is done). A process killed with SIGKILL removes neither; :func:`sweep` runs at the
+start of every batch and once in every worker process.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+
+def folder(kind: str) -> Path:
+    """A new temporary folder named after this process (``course-<kind>-<pid>-...``), so the next
+    grader on this machine can tell a left-over of a dead one from a folder still in use."""
+    return Path(tempfile.mkdtemp(prefix=f"course-{kind}-{os.getpid()}-"))
+
+
+def sweep(kinds: tuple[str, ...] = ("kernel", "grading")) -> list[Path]:
+    """Remove the scratch folders of graders and workers that are gone (killed before they could
+    clean up): their process id is in the name and no longer alive. Returns what was removed."""
+    import re
+
+    removed = []
+    for path in Path(tempfile.gettempdir()).glob("course-*-*"):
+        found = re.fullmatch(rf"course-({'|'.join(kinds)})-(\d+)-.*", path.name)
+        if not found or not path.is_dir():
+            continue
+        try:
+            os.kill(int(found.group(2)), 0)
+            continue  # still running
+        except ProcessLookupError:
+            pass
+        except PermissionError:  # alive, another user's
+            continue
+        shutil.rmtree(path, ignore_errors=True)
+        removed.append(path)
+    return removed
