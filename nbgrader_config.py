@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 
 from course import settings  # importing the course package also applies the hub mode (offline: HF_HUB_OFFLINE=1)
-from staff.course_dir import COURSE
+from staff.course_dir import CourseDir
 
 ROOT = Path(__file__).resolve().parent
 current = settings.current()
@@ -16,8 +16,9 @@ c = get_config()  # noqa: F821 (provided by nbgrader/traitlets when this file is
 c.CourseDirectory.course_id = "transformers-course"
 c.CourseDirectory.root = str(ROOT)
 # The one gradebook URL every command uses (GRADEBOOK_URL, else SQLite with a lock timeout, so a TA
-# saving a grade while a batch writes waits instead of failing with "database is locked").
-c.CourseDirectory.db_url = COURSE.db_url
+# saving a grade while a batch writes waits instead of failing with "database is locked"), for the
+# course in this file's folder.
+c.CourseDirectory.db_url = CourseDir(ROOT).db_url
 # The exchange (nbgrader's release/collect folder for JupyterHub setups) lives in the course
 # folder, not /usr/local/share/nbgrader/exchange: without it the formgrader logs a critical error
 # on every request and disables release/collect. Students here get notebooks through Colab and

@@ -12,10 +12,9 @@ environment beyond a short allow-list (so no database URL or token leaks in), an
 runs as root, its own unprivileged user id, so a process-count limit (``RLIMIT_NPROC``) applies
 to it alone. Memory and time limits come from ``autograde.Limits`` as before.
 
-nbgrader still drives execution: ``nbgrader autograde`` is told to use
-:class:`SandboxedKernelManager`, which reads this submission's :class:`Spec` from the file named
-by ``COURSE_SANDBOX`` (or is given the :class:`Spec`) and wraps the kernel's command line in
-``bwrap``. Measured (benchmark of commit 0e6d987, one submission at a time): +4.8 % grading time
+nbgrader's ``Execute`` still drives execution (in the runner, :mod:`runner`), with a
+:class:`SandboxedKernelManager` that is given this submission's :class:`Spec` and wraps the
+kernel's command line in ``bwrap``. Measured (benchmark of commit 0e6d987, one submission at a time): +4.8 % grading time
 per notebook for the sandbox and the judge together.
 """
 from __future__ import annotations
@@ -35,9 +34,8 @@ from course import settings
 from course.record import RECORDS_VARIABLE
 from staff.grading import quota
 
-SPEC_VARIABLE = "COURSE_SANDBOX"
 #: Environment variables a kernel keeps (prefixes); everything else is dropped.
-KEEP = ("COURSE_", "NBGRADER_", "OMP_", "MKL_", "OPENBLAS_", "HF_", "TRANSFORMERS_", "MPLBACKEND",
+KEEP = ("COURSE_", "NBGRADER_", "OMP_", "MKL_", "OPENBLAS_", "ATEN_", "HF_", "TRANSFORMERS_", "MPLBACKEND",
         "PYTHONHASHSEED", "LANG", "LC_", "TZ", "CUBLAS_")
 #: Files of /etc a Python kernel needs (the rest of /etc is not mounted).
 ETC = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "localtime", "nsswitch.conf", "mime.types", "fonts")
@@ -68,7 +66,7 @@ def bwrap() -> str:
 
 @dataclass
 class Spec:
-    """One submission's sandbox, written as JSON for the kernel manager inside nbgrader."""
+    """One submission's sandbox, written as JSON for its runner (:mod:`runner`)."""
 
     scratch: str                                   # the only writable folder
     mounts: list[tuple[str, str]]                  # read-only (source, destination)
@@ -179,7 +177,7 @@ def command(spec: Spec, kernel: list[str], env: dict[str, str], cwd: str | None 
     for name, size in quota.PRIVATE.items():  # over the scratch folder's own (empty) ones
         args += ["--perms", "1777", "--size", str(size), "--tmpfs", str(scratch / name)]
     args += ["--remount-ro", "/", "--chdir", str(scratch / "work"), "--clearenv"]
-    kept = {k: v for k, v in env.items() if k.startswith(KEEP) and k != SPEC_VARIABLE}
+    kept = {k: v for k, v in env.items() if k.startswith(KEEP)}
     kept.update(spec.env)
     kept.update(PATH=f"{Path(sys.prefix) / 'bin'}:/usr/bin:/bin", HOME=str(scratch / "home"), TMPDIR=str(scratch / "tmp"),
                 IPYTHONDIR=str(scratch / "home" / ".ipython"), MPLCONFIGDIR=str(scratch / "home" / ".mpl"),
@@ -215,18 +213,12 @@ def _tasks_of(uid: int) -> int:
 
 
 class SandboxedKernelManager(AsyncKernelManager):
-    """A kernel manager that starts its kernel in the sandbox described by ``COURSE_SANDBOX``.
+    """A kernel manager that starts its kernel in the sandbox ``spec`` describes; the connection
+    goes through Unix sockets in the scratch folder, since the kernel has no network."""
 
-    Configured on the command line of ``nbgrader autograde`` (``--Execute.kernel_manager_class``);
-    the connection goes through Unix sockets in the scratch folder, since the kernel has no network.
-    """
-
-    def __init__(self, spec: Spec | None = None, **kwargs):
+    def __init__(self, spec: Spec, **kwargs):
         super().__init__(**kwargs)
-        path = os.environ.get(SPEC_VARIABLE)
-        if spec is None and not path:
-            raise SandboxUnavailable(f"{SPEC_VARIABLE} is not set: the sandboxed kernel needs its spec")
-        self.spec = spec or Spec.load(path)
+        self.spec = spec
         scratch = Path(self.spec.scratch)
         self.transport, self.ip = "ipc", str(scratch / "ipc" / "kernel")
         self.cache_ports = False

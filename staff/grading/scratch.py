@@ -20,6 +20,22 @@ def folder(kind: str) -> Path:
     return Path(tempfile.mkdtemp(prefix=f"course-{kind}-{os.getpid()}-"))
 
 
+def alive(pid: int) -> bool:
+    """Whether process ``pid`` still runs (a zombie, dead but not yet reaped by whoever adopted
+    it, does not: a killed grader's workers can stay zombies for a while)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's, alive
+        return True
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+        return stat[stat.rindex(")") + 2] != "Z"
+    except (OSError, ValueError, IndexError):
+        return True  # no /proc (not Linux): alive as far as we can tell
+
+
 def sweep(kinds: tuple[str, ...] = ("kernel", "grading")) -> list[Path]:
     """Remove the scratch folders of graders and workers that are gone (killed before they could
     clean up): their process id is in the name and no longer alive. Returns what was removed."""
@@ -30,12 +46,7 @@ def sweep(kinds: tuple[str, ...] = ("kernel", "grading")) -> list[Path]:
         found = re.fullmatch(rf"course-({'|'.join(kinds)})-(\d+)-.*", path.name)
         if not found or not path.is_dir():
             continue
-        try:
-            os.kill(int(found.group(2)), 0)
-            continue  # still running
-        except ProcessLookupError:
-            pass
-        except PermissionError:  # alive, another user's
+        if alive(int(found.group(2))):
             continue
         shutil.rmtree(path, ignore_errors=True)
         removed.append(path)
