@@ -95,6 +95,30 @@ def build(out: Path, assignments: Iterable[str] | None = None, trained_from: Pat
     for visibility in VISIBILITIES:
         (out / visibility).mkdir(parents=True, exist_ok=True)
         write_manifest(out / visibility)
+    write_outputs(out)
+
+
+#: The recipes' ``OUTPUTS`` (which arrays are expected outputs), as data: grading reads this file to
+#: withhold them from the kernels, without importing the recipes (and torch, transformers with them).
+OUTPUTS_FILE = Path("judge") / "outputs.json"
+
+
+def write_outputs(out: Path) -> Path:
+    path = out / OUTPUTS_FILE
+    path.parent.mkdir(parents=True, exist_ok=True)
+    outputs = {a: {name: list(patterns) for name, patterns in getattr(recipes.load(a), "OUTPUTS", {}).items()}
+               for a in recipes.assignments()}
+    path.write_text(json.dumps(outputs, indent=1, sort_keys=True) + "\n")
+    return path
+
+
+def read_outputs(root: Path) -> dict[str, dict[str, list[str]]]:
+    """{assignment: {fixture name: key patterns}} of the expected outputs, as ``make fixtures`` wrote them."""
+    path = root / OUTPUTS_FILE
+    if not path.is_file():
+        raise FileNotFoundError(f"{path} is missing: run `make fixtures` (it says which saved arrays are expected "
+                                f"outputs, which grading kernels must never see)")
+    return json.loads(path.read_text())
 
 
 @dataclass(frozen=True)

@@ -88,3 +88,14 @@ def test_integers_shapes_and_files_must_match_exactly(tmp_path):
     problems = fixtures.compare_trees(copy, committed, ["01_attention", "03_visualising_attention"])
     assert any("padded_batch.safetensors:input_ids: 1 of" in p for p in problems), problems
     assert any(p.startswith("public/01_attention: files") for p in problems), problems
+
+
+def test_the_expected_outputs_grading_withholds_are_the_recipes(tmp_path):
+    """Grading reads which arrays are expected outputs from fixtures/judge/outputs.json (no recipe,
+    no torch imported); a recipe whose OUTPUTS changed without `make fixtures` would let a kernel
+    see an expected value, so the committed file must say exactly what the recipes say."""
+    committed = fixtures.read_outputs(paths.fixtures_dir())
+    fresh = fixtures.read_outputs(fixtures.write_outputs(tmp_path).parent.parent)
+    assert committed == fresh and set(committed) == set(recipes.assignments())
+    with pytest.raises(FileNotFoundError, match="make fixtures"):
+        fixtures.read_outputs(tmp_path / "nowhere")
