@@ -228,3 +228,13 @@ print(json.dumps({{"work": work, "shared": shared}}))""")
     assert not list((Path(spec.scratch) / "work").iterdir())  # it was never on this machine's disk
     assert quota.shared_bytes(Path(spec.scratch)) <= quota.MAX_FILE_BYTES
     (Path(spec.scratch) / "ipc" / "big").unlink()
+
+
+def test_another_cpus_kernels_can_be_tried_in_the_sandbox(spec):
+    """`ATEN_CPU_CAPABILITY=default make autograde` grades with PyTorch's portable kernels, as on
+    another CPU (the canary then shows whether the solutions still get full marks there): the
+    variable must reach the kernel."""
+    argv = sandbox.command(spec, [sys.executable, "-c", "import torch; print(torch.backends.cpu.get_cpu_capability())"],
+                           {"ATEN_CPU_CAPABILITY": "default"})
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and done.stdout.strip().splitlines()[-1] == "DEFAULT", done.stderr[-500:]
