@@ -5,7 +5,7 @@ so a free-text answer that no TA has graded yet is never mistaken for a zero; bu
 are compared with the score their file promises. The report (``reports/report.html`` with PNG
 figures) shows the score distribution of each assignment, the pass rate of every graded test
 (which exercise the class struggles with), grading time per submission, and every submission
-whose status needs a human (flagged, repaired, timeout, kernel died, invalid notebook).
+whose status needs a human (flagged, repaired, timeout, kernel died, disk quota, invalid notebook).
 """
 from __future__ import annotations
 

@@ -70,10 +70,10 @@ def test_a_killed_grader_leaves_nothing_running_and_the_next_run_loses_nothing(m
     deadline = time.monotonic() + 300
     while not (course.autograded / "status.json").is_file() and time.monotonic() < deadline:
         time.sleep(0.05)  # killed right after its first finished grade, with kernels executing
-    started = tree(grader.pid)
+    started, before = tree(grader.pid), processes()
     grader.send_signal(signal.SIGKILL)
     grader.wait()
-    running = [p for p in started if "staff.grading.runner" in processes().get(p, (0, ""))[1]]
+    running = [p for p in started if "staff.grading.runner" in before.get(p, (0, ""))[1]]
     assert running, "no kernel was running when the grader was killed"
     for _ in range(150):  # a runner notices at once; a worker process when its pipe to the grader closes
         table = processes()
