@@ -72,6 +72,17 @@ def make_course(tmp_path_factory, released):
     return make
 
 
+@pytest.fixture()
+def records(tmp_path, monkeypatch):
+    """A records folder as the grader opens it while a test cell runs (staff/grading/cells.py): what
+    course.checks write there is what the judge reads."""
+    from course import record
+
+    monkeypatch.setenv(record.RECORDS_VARIABLE, str(tmp_path / "records"))
+    (tmp_path / "records").mkdir()
+    return tmp_path / "records"
+
+
 @pytest.fixture(scope="session")
 def attention():
     """A tiny random BERT's attentions for a sentence pair (tests/support.py), for bertviz views."""

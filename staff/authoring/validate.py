@@ -19,6 +19,7 @@ from nbclient import NotebookClient
 from traitlets.config import Config
 from traitlets.config.loader import PyFileConfigLoader
 
+from course import settings
 from course.settings import ROOT
 from staff import course_dir
 from staff.course_dir import nbgrader
@@ -52,7 +53,7 @@ def grading_problems(notebook: Path) -> list[str]:
             problems.append(f"test cell {meta['grade_id']} has points but is not a hidden test: visible checks are for "
                             f"learning, their points belong to the hidden tests of the same exercise")
     try:
-        judge.load_checks(notebook.parent.name, ROOT / "fixtures", nb)
+        judge.load_checks(notebook.parent.name, settings.current().fixtures, nb)
     except judge.ChecksUnavailable as error:
         problems.append(str(error))
     return problems

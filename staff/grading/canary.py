@@ -102,10 +102,10 @@ def problems(result: worker.Result, specs: dict[str, list[dict]]) -> list[str]:
     return found
 
 
-def check(runs: list[tuple[str, str, Callable[[], worker.Result]]], checks: dict[str, dict]) -> Report:
-    """Wait for each ``(assignment, machine, result)`` run and judge it; raise :class:`CanaryFailed`
-    listing every shortfall (nothing is graded then)."""
-    start = time.monotonic()
+def check(runs: list[tuple[str, str, Callable[[], worker.Result]]], checks: dict[str, dict],
+          start: float) -> Report:
+    """Wait for each ``(assignment, machine, result)`` run (started at ``start``) and judge it; raise
+    :class:`CanaryFailed` listing every shortfall (nothing is graded then)."""
     failed = []
     for assignment, machine, result in runs:
         try:
@@ -149,9 +149,7 @@ def on_cluster(client, bundle, batch, course, limits, threads) -> Report:
         return wait
 
     runs = [(a, m, result(a, m, submit(a, m))) for m in machines for a in sorted(batch.checks)]
-    report = check(runs, batch.checks)
-    report.seconds = time.monotonic() - start
-    return report
+    return check(runs, batch.checks, start)
 
 
 def here(batch, course, limits) -> Report:
@@ -160,6 +158,4 @@ def here(batch, course, limits) -> Report:
     runs = [(a, "this machine", lambda a=a: worker.execute(batch.bundle, job(a, limits, batch.unsafe,
                                                                               batch.modules(course, a))))
             for a in sorted(batch.checks)]
-    report = check(runs, batch.checks)
-    report.seconds = time.monotonic() - start
-    return report
+    return check(runs, batch.checks, start)

@@ -18,13 +18,6 @@ WHERE = "hidden/03_visualising_attention/statistics"
 CASE = 1  # 4 layers, 10 tokens (three [SEP])
 
 
-@pytest.fixture()
-def records(tmp_path, monkeypatch):
-    monkeypatch.setenv(record.RECORDS_VARIABLE, str(tmp_path / "records"))
-    (tmp_path / "records").mkdir()
-    return tmp_path / "records"
-
-
 def fixture(key):
     return judge.Fixtures(ROOT / "fixtures").value(f"{WHERE}:{CASE}.{key}", [])
 

@@ -18,13 +18,6 @@ SPEC = {"kind": "close", "label": "softmax(x)", "ref": "hidden/01_attention/soft
         "atol": 1e-8, "rtol": 1e-5}
 
 
-@pytest.fixture()
-def records(tmp_path, monkeypatch):
-    monkeypatch.setenv(record.RECORDS_VARIABLE, str(tmp_path / "records"))
-    (tmp_path / "records").mkdir()  # the grader opens it while a test cell runs (cells.py)
-    return tmp_path / "records"
-
-
 def expected(key="0.expected"):
     return judge.Fixtures(ROOT / "fixtures").value(f"hidden/01_attention/softmax:{key}", [])
 
