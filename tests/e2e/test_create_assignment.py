@@ -8,6 +8,7 @@ import shutil
 
 import nbformat
 import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from course import paths
 from staff import course_dir
@@ -51,8 +52,7 @@ def test_create_assignment_panel_marks_cells_and_release_picks_them_up(browser, 
         points.nth(0).press("Tab")
         points.nth(2).fill("3")
         points.nth(2).press("Tab")
-        page.keyboard.press("Control+s")
-        page.wait_for_function("!document.querySelector('.jp-mod-dirty')", timeout=30_000)
+        save(page, tmp_path / "jupyter.log")
         page.close()
     finally:
         server.stop()
@@ -67,3 +67,21 @@ def test_create_assignment_panel_marks_cells_and_release_picks_them_up(browser, 
     released = nbformat.read(course_dir.release_notebook("demo", course.release), as_version=4).cells
     assert "return 2 * x" not in released[1].source and "NotImplementedError" in released[1].source
     assert released[2].source == "assert double(2) == 4" and nbgrader(released[2])["points"] == 3
+
+
+def save(page, log, attempts: int = 4) -> None:
+    """Ctrl+S until the notebook is no longer dirty. The panel writes a cell's metadata when its
+    input loses focus, which on a loaded machine can land after a save already started and leave
+    the document dirty again; a second Ctrl+S (as a user would press) then saves it. The assertions
+    on the file afterwards are what the test is about."""
+    page.locator(".jp-Notebook").first.click(position={"x": 5, "y": 5})  # keys go to the notebook
+    for _ in range(attempts):
+        page.keyboard.press("Control+s")
+        try:
+            page.wait_for_function("!document.querySelector('.jp-mod-dirty')", timeout=15_000)
+            return
+        except PlaywrightTimeout:
+            continue
+    dialogs = page.locator(".jp-Dialog").all_inner_texts()
+    pytest.fail(f"the notebook stayed unsaved after {attempts} Ctrl+S; dialogs open: {dialogs}; "
+                f"server log ends:\n{log.read_text()[-2000:]}")
