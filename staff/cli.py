@@ -20,7 +20,9 @@ def _fixtures(args) -> int:
     from staff.grading import judge
 
     out = args.out or paths.fixtures_dir()
-    fixtures.build(out, args.assignments or None)
+    # Trained fixtures stay as committed unless asked: retraining moves them on another CPU (see
+    # staff/authoring/fixtures.py), and the numbers the notebooks quote come from them.
+    fixtures.build(out, args.assignments or None, trained_from=None if args.retrain else out)
     for assignment in args.assignments or course_dir.assignments():
         if getattr(recipes.load(assignment), "OUTPUTS", None):  # what the judge compares, per test cell
             specs = judge.build_checks(assignment, out)
@@ -32,9 +34,13 @@ def _fixtures(args) -> int:
 def _fixtures_check(args) -> int:
     from staff.authoring import fixtures
 
-    problems = fixtures.check(args.root or paths.fixtures_dir(), args.assignments or None)
+    spread = fixtures.Spread()
+    problems = fixtures.check(args.root or paths.fixtures_dir(), args.assignments or None, spread)
     for problem in problems:
         print(f"fixtures-check: {problem}", file=sys.stderr)
+    for assignment, (share, where) in sorted(spread.worst.items()):
+        print(f"fixtures-check: {assignment}: " + (f"values moved by at most {share:.1%} of their grading tolerance ({where})"
+                                                   if share else "every value as committed"))
     print("fixtures-check: committed fixtures agree with a fresh build (within a share, by default a tenth, of the grading "
           "tolerances)" if not problems else
           f"fixtures-check: {len(problems)} difference(s) that could change a grade: after changing a "
@@ -219,9 +225,11 @@ def parser() -> argparse.ArgumentParser:
             p.add_argument("assignments", nargs="*", help="default: every assignment")
         return p
 
-    command("fixtures", _fixtures, "rebuild the saved tensors from the recipes and rewrite the manifests "
-            "(after a change to a recipe or a solution)").add_argument(
-        "--out", type=Path, help="default: the course's fixtures/")
+    built = command("fixtures", _fixtures, "rebuild the saved tensors from the recipes and rewrite the manifests "
+                    "(after a change to a recipe or a solution)")
+    built.add_argument("--out", type=Path, help="default: the course's fixtures/")
+    built.add_argument("--retrain", action="store_true",
+                       help="train the trained fixtures again too (default: keep the ones in --out)")
     command("fixtures-check", _fixtures_check, "rebuild into a temporary folder and compare with the "
             "committed fixtures within a tenth of the grading tolerances (rewrites nothing)").add_argument(
         "--root", type=Path, help="committed fixtures (default: the course's fixtures/)")

@@ -14,15 +14,16 @@ never does. File lists, keys, shapes, dtypes, integers and booleans must match e
 Some fixtures are *trained* (a recipe's ``TRAINED``, e.g. assignment 2's classifier head): training
 amplifies rounding far beyond any tolerance (measured: 7e-4 on the head's weights between two
 CPUs), and what matters is that they still train to what the notebook states, which the recipe's
-``train()`` asserts. The check retrains them (their values are not compared) and builds every other
-fixture from the committed trained ones, so their expected outputs are compared tightly.
+``train()`` asserts. ``make fixtures`` keeps the committed ones (``python -m staff fixtures
+--retrain`` trains them again); the check retrains them (their values are not compared) and builds
+every other fixture from the committed trained ones, so their expected outputs are compared tightly.
 """
 from __future__ import annotations
 
 import json
 import shutil
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Mapping
 
@@ -170,8 +171,33 @@ def compare_arrays(label: str, fresh: np.ndarray, committed: np.ndarray,
     return None
 
 
-def compare_trees(fresh_root: Path, committed_root: Path, assignments: Iterable[str]) -> list[str]:
-    """Every difference between a fresh build and the committed fixtures that could change a grade."""
+def share_used(fresh: np.ndarray, committed: np.ndarray, tolerance: Tolerance) -> float:
+    """The largest ``|fresh - committed| / (atol + rtol * |committed|)`` (1.0: a whole grading
+    tolerance; inf where only one side is finite); 0 for arrays that are not floats."""
+    if not np.issubdtype(fresh.dtype, np.floating) or not fresh.size or fresh.shape != committed.shape:
+        return 0.0
+    a, b = fresh.astype(np.float64), committed.astype(np.float64)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        error = np.where((np.isnan(a) & np.isnan(b)) | (a == b), 0.0, np.abs(a - b))
+        return float(np.nan_to_num(error / (tolerance.atol + tolerance.rtol * np.abs(b)), nan=np.inf).max())
+
+
+@dataclass
+class Spread:
+    """Per assignment, the largest share of a grading tolerance any compared value moved by in a
+    rebuild, and where: what ``make fixtures-check`` reports on another CPU, kernel or thread count."""
+
+    worst: dict[str, tuple[float, str]] = field(default_factory=dict)
+
+    def add(self, assignment: str, share: float, label: str) -> None:
+        if share > self.worst.get(assignment, (-1.0, ""))[0]:
+            self.worst[assignment] = (share, label)
+
+
+def compare_trees(fresh_root: Path, committed_root: Path, assignments: Iterable[str],
+                  spread: Spread | None = None) -> list[str]:
+    """Every difference between a fresh build and the committed fixtures that could change a grade
+    (and, into ``spread``, how far the values moved)."""
     problems = []
     for assignment in assignments:
         for visibility in VISIBILITIES:
@@ -184,27 +210,30 @@ def compare_trees(fresh_root: Path, committed_root: Path, assignments: Iterable[
             for file in fresh:
                 a, b = load_file(str(fresh_dir / file)), load_file(str(committed_dir / file))
                 name = file.removesuffix(".safetensors")
-                problems += compare_files(assignment, name, f"{visibility}/{assignment}/{file}", a, b)
+                problems += compare_files(assignment, name, f"{visibility}/{assignment}/{file}", a, b, spread)
     return problems
 
 
 def compare_files(assignment: str, name: str, where: str, fresh: dict[str, np.ndarray],
-                  committed: dict[str, np.ndarray]) -> list[str]:
+                  committed: dict[str, np.ndarray], spread: Spread | None = None) -> list[str]:
     """Differences between two versions of one fixture file (values of trained ones not compared)."""
     if fresh.keys() != committed.keys():
         return [f"{where}: keys {sorted(fresh)} != committed {sorted(committed)}"]
     values = name not in getattr(recipes.load(assignment), "TRAINED", ())
     problems = []
     for key in sorted(fresh):
-        tolerance = grading_tolerance(assignment, name, key).for_check() if values else None
-        problem = compare_arrays(f"{where}:{key}", fresh[key], committed[key], tolerance)
+        grading = grading_tolerance(assignment, name, key) if values else None
+        if grading and spread is not None:
+            spread.add(assignment, share_used(fresh[key], committed[key], grading), f"{where}:{key}")
+        problem = compare_arrays(f"{where}:{key}", fresh[key], committed[key], grading and grading.for_check())
         if problem:
             problems.append(problem)
     return problems
 
 
 
-def check(committed_root: Path, assignments: Iterable[str] | None = None) -> list[str]:
+def check(committed_root: Path, assignments: Iterable[str] | None = None,
+          spread: Spread | None = None) -> list[str]:
     """Rebuild into a temporary folder and compare with ``committed_root`` (nothing is rewritten).
     Trained fixtures are retrained (the recipe asserts they train to what the notebook states)
     and compared by keys, dtypes and shapes; the rest is built from the committed trained ones."""
@@ -219,4 +248,4 @@ def check(committed_root: Path, assignments: Iterable[str] | None = None) -> lis
                                           arrays, load_file(str(committed)) if committed.is_file() else {})
     with tempfile.TemporaryDirectory(prefix="fixtures-check-") as tmp:
         build(Path(tmp), assignments, trained_from=committed_root)
-        return problems + compare_trees(Path(tmp), committed_root, assignments)
+        return problems + compare_trees(Path(tmp), committed_root, assignments, spread)

@@ -1,6 +1,6 @@
-"""Helpers the fixture recipes share: random modules, padding masks, token ids, and turning
-modules, numbers and text into the arrays a safetensors fixture can hold. Written once here, so
-every assignment's fixtures are made the same way."""
+"""Helpers the fixture recipes share: random draws, random modules, padding masks, token ids, and
+turning modules, numbers and text into the arrays a safetensors fixture can hold. Written once here,
+so every assignment's fixtures are made the same way."""
 from __future__ import annotations
 
 from typing import Sequence
@@ -9,12 +9,40 @@ import numpy as np
 import torch
 
 
-def randomize(module: torch.nn.Module, generator: torch.Generator) -> torch.nn.Module:
+class Draws:
+    """Random test inputs that are the same bits on every machine: NumPy's PCG64 generator and its
+    documented-stable distributions, cast to float32. PyTorch's own CPU sampler is not stable:
+    ``torch.randn`` vectorises Box-Muller differently per instruction set, so the same seed gave
+    inputs 2.8e-7 apart under ``ATEN_CPU_CAPABILITY=default`` and every expected output built from
+    them moved too (``make fixtures-check`` on another CPU). Integer draws go through NumPy as well,
+    so one generator feeds a whole recipe in a fixed order."""
+
+    def __init__(self, seed: int):
+        self.rng = np.random.default_rng(seed)
+
+    def normal(self, *shape) -> torch.Tensor:
+        """Standard normal float32 tensor; ``shape`` as separate sizes or one tuple / ``torch.Size``."""
+        return torch.from_numpy(self.rng.standard_normal(_shape(shape)).astype(np.float32))
+
+    def uniform(self, *shape) -> torch.Tensor:
+        """Uniform [0, 1) float32 tensor."""
+        return torch.from_numpy(self.rng.random(_shape(shape)).astype(np.float32))
+
+    def integers(self, low: int, high: int, shape) -> torch.Tensor:
+        """int64 tensor of integers in [low, high)."""
+        return torch.from_numpy(self.rng.integers(low, high, _shape((shape,)), dtype=np.int64))
+
+
+def _shape(shape: tuple) -> tuple[int, ...]:
+    return tuple(shape[0]) if len(shape) == 1 and not isinstance(shape[0], int) else tuple(shape)
+
+
+def randomize(module: torch.nn.Module, draws: Draws) -> torch.nn.Module:
     """Random weights everywhere (LayerNorm scales and every bias too, so a swapped norm shows);
     returns the module in eval mode."""
     with torch.no_grad():
         for name, p in module.named_parameters():
-            noise = torch.randn(p.shape, generator=generator)
+            noise = draws.normal(p.shape)
             if name.endswith("bias"):
                 p.copy_(0.1 * noise)
             elif p.dim() == 1:  # LayerNorm weight
@@ -38,9 +66,9 @@ def padding_mask(batch: int, seq: int, pattern: Sequence | None = None) -> torch
     return mask
 
 
-def random_ids(generator: torch.Generator, vocab_size: int, mask: torch.Tensor, pad_id: int = 0) -> torch.Tensor:
+def random_ids(draws: Draws, vocab_size: int, mask: torch.Tensor, pad_id: int = 0) -> torch.Tensor:
     """Random token ids in [1, vocab_size), ``pad_id`` where the mask is 0."""
-    ids = torch.randint(1, vocab_size, mask.shape, generator=generator)
+    ids = draws.integers(1, vocab_size, mask.shape)
     return ids.masked_fill(mask == 0, pad_id)
 
 

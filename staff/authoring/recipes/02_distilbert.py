@@ -41,7 +41,7 @@ from transformers import DistilBertConfig
 from course import data, models
 from course.fixtures import pack_cases
 from staff.authoring.reference import solution_namespace
-from staff.authoring.tensors import padding_mask, random_ids, randomize, state_arrays, text_bytes
+from staff.authoring.tensors import Draws, padding_mask, random_ids, randomize, state_arrays, text_bytes
 
 ASSIGNMENT = "02_distilbert"
 #: The tolerances (atol, rtol) the notebook's tests compare these fixtures with (staff.authoring.fixtures).
@@ -153,21 +153,21 @@ def _config_arrays(config: DistilBertConfig) -> dict[str, np.ndarray]:
 
 
 @torch.no_grad()
-def embeddings_case(sol: dict, generator: torch.Generator, batch: int, seq: int, **sizes: int) -> dict:
+def embeddings_case(sol: dict, draws: Draws, batch: int, seq: int, **sizes: int) -> dict:
     config = _config(**sizes)
-    module = randomize(sol["Embeddings"](config), generator)
-    input_ids = torch.randint(0, config.vocab_size, (batch, seq), generator=generator)
+    module = randomize(sol["Embeddings"](config), draws)
+    input_ids = draws.integers(0, config.vocab_size, (batch, seq))
     return {**_config_arrays(config), **state_arrays(module), "input_ids": input_ids.numpy(),
             "expected": module(input_ids).numpy()}
 
 
 @torch.no_grad()
-def block_case(sol: dict, generator: torch.Generator, batch: int, seq: int, padding=None,
+def block_case(sol: dict, draws: Draws, batch: int, seq: int, padding=None,
                shared: tuple | None = None, **sizes: int) -> dict:
     """A random layer (or ``shared``: a (config, layer) pair used by several cases) on random inputs."""
     config, module = shared or (_config(**sizes), None)
-    module = module or randomize(sol["AttentionBlock"](config), generator)
-    x = torch.randn(batch, seq, config.dim, generator=generator)
+    module = module or randomize(sol["AttentionBlock"](config), draws)
+    x = draws.normal(batch, seq, config.dim)
     mask = padding_mask(batch, seq, padding)
     output, weights = module(x, mask)
     return {**_config_arrays(config), **state_arrays(module), "x": x.numpy(), "attention_mask": mask.numpy(),
@@ -180,21 +180,21 @@ def _outputs(logits, hidden_states, attentions) -> dict[str, np.ndarray]:
 
 
 @torch.no_grad()
-def model_case(sol: dict, generator: torch.Generator, batch: int, seq: int, padding=None,
+def model_case(sol: dict, draws: Draws, batch: int, seq: int, padding=None,
                pass_mask: bool = True, **sizes: int) -> dict:
     config = _config(**sizes)
-    module = randomize(sol["DistilBertClassifier"](config), generator)
+    module = randomize(sol["DistilBertClassifier"](config), draws)
     mask = padding_mask(batch, seq, padding)
-    input_ids = random_ids(generator, config.vocab_size, mask, config.pad_token_id)
+    input_ids = random_ids(draws, config.vocab_size, mask, config.pad_token_id)
     outputs = module(input_ids, mask) if pass_mask else module(input_ids)
     return {**_config_arrays(config), **state_arrays(module), "input_ids": input_ids.numpy(),
             "attention_mask": mask.numpy(), "pass_mask": np.array(int(pass_mask)), **_outputs(*outputs)}
 
 
 @torch.no_grad()
-def sdpa_case(sol: dict, generator: torch.Generator, batch: int, n_heads: int, seq: int, head_dim: int,
+def sdpa_case(sol: dict, draws: Draws, batch: int, n_heads: int, seq: int, head_dim: int,
               padding=None) -> dict:
-    q, k, v = (torch.randn(batch, n_heads, seq, head_dim, generator=generator) for _ in range(3))
+    q, k, v = (draws.normal(batch, n_heads, seq, head_dim) for _ in range(3))
     mask = padding_mask(batch, seq, padding)
     return {"q": q.numpy(), "k": k.numpy(), "v": v.numpy(), "attention_mask": mask.numpy(),
             "context": sol["sdpa_attention"](q, k, v, mask).numpy()}
@@ -228,7 +228,7 @@ def build(trained: dict | None = None) -> dict:
     sol = solution_namespace(ASSIGNMENT)
     assert tuple(sol["CONFIG_FIELDS"]) == CONFIG_FIELDS, "the notebook's config_from reads other fields"
     head = (trained or train())[("public", "classifier_head")]
-    public, hidden = torch.Generator().manual_seed(2024), torch.Generator().manual_seed(6_1989)
+    public, hidden = Draws(2024), Draws(6_1989)
     small = dict(dim=16, n_heads=4, hidden_dim=24)
 
     config = _config(**small)

@@ -41,11 +41,15 @@ import torch
 from course import figures, models, paths
 from course.fixtures import pack_cases
 from staff.authoring.reference import solution_namespace
-from staff.authoring.tensors import padding_mask, text_bytes
+from staff.authoring.tensors import Draws, padding_mask, text_bytes
 
 ASSIGNMENT = "03_visualising_attention"
 #: The tolerances (atol, rtol) the notebook's tests compare these fixtures with (staff.authoring.fixtures).
 TOLERANCES = {"*": (1e-6, 1e-5), "statistics/entropy": (1e-5, 1e-5), "sentences/entropy": (1e-5, 1e-5),
+              # An input, not graded: the pretrained model's per-head attention in float32, which moves
+              # by up to a third of this on another CPU's kernels (33.5% under ATEN_CPU_CAPABILITY=
+              # default); kernels read the committed copy, so the check allows half of it.
+              "sentences/heads": (1e-6, 1e-5, 0.5),
               "sentences/averaged": (1e-5, 0.0), "sentences/maps": (1e-5, 0.0),
               **{plot: (1e-6, 0.0) for plot in ("statistics/attention_plot", "statistics/layers_plot",
                                                "averaging/token_plot")}}
@@ -74,11 +78,11 @@ README_FIGURE = paths.ROOT / "docs" / "figures" / "attention_layers.png"
 PADDING_DRIFT = 2e-6
 
 
-def averaging_case(sol: dict, generator: torch.Generator, n_layers: int, batch: int, n_heads: int, seq: int,
+def averaging_case(sol: dict, draws: Draws, n_layers: int, batch: int, n_heads: int, seq: int,
                    index: int, padding=None) -> dict:
     """Random attention as a model returns it (padded keys get weight exactly 0) and its head average."""
     mask = padding_mask(batch, seq, padding)
-    scores = torch.randn(n_layers, batch, n_heads, seq, seq, generator=generator) * 2.0
+    scores = draws.normal(n_layers, batch, n_heads, seq, seq) * 2.0
     scores = scores.masked_fill((mask == 0)[None, :, None, None, :], float("-inf"))
     attentions = scores.softmax(dim=-1)
     use_mask = padding is not None
@@ -88,13 +92,13 @@ def averaging_case(sol: dict, generator: torch.Generator, n_layers: int, batch: 
             "use_mask": np.array(int(use_mask)), "expected": expected.numpy()}
 
 
-def statistics_case(sol: dict, generator: torch.Generator, n_layers: int, n_heads: int, tokens: list[str]) -> dict:
+def statistics_case(sol: dict, draws: Draws, n_layers: int, n_heads: int, tokens: list[str]) -> dict:
     """Random sharp per-head maps with exact zeros in some rows and one-hot rows, their head average
     and its statistics. The heads differ, so the entropy of the average is well above the per-head
     entropy the notebook asks for (a head-first average loses the points)."""
     seq = len(tokens)
-    heads = (torch.randn(n_layers, n_heads, seq, seq, generator=generator) * 3.0).softmax(dim=-1)
-    zeros = torch.rand(n_layers, n_heads, seq, seq, generator=generator) < 0.2
+    heads = (draws.normal(n_layers, n_heads, seq, seq) * 3.0).softmax(dim=-1)
+    zeros = draws.uniform(n_layers, n_heads, seq, seq) < 0.2
     zeros[..., 0] = False                      # keep every row non-empty
     heads = heads.masked_fill(zeros, 0.0)
     heads = heads / heads.sum(dim=-1, keepdim=True)
@@ -186,7 +190,7 @@ def sentence_fixtures(sol: dict) -> dict:
 
 def build() -> dict:
     sol = solution_namespace(ASSIGNMENT)
-    public, hidden = torch.Generator().manual_seed(2024), torch.Generator().manual_seed(6_1989)
+    public, hidden = Draws(2024), Draws(6_1989)
     return {
         ("public", "averaging"): pack_cases([
             averaging_case(sol, public, n_layers=2, batch=2, n_heads=3, seq=5, index=1),

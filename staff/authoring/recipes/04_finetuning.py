@@ -43,15 +43,19 @@ from transformers import DistilBertConfig, DistilBertModel, get_linear_schedule_
 from course import data, models
 from course.fixtures import pack_cases
 from staff.authoring.reference import solution_namespace
-from staff.authoring.tensors import (float_array, int_array, padding_mask, random_ids, randomize,
+from staff.authoring.tensors import (Draws, float_array, int_array, padding_mask, random_ids, randomize,
                                     state_arrays, text_bytes)
 
 ASSIGNMENT = "04_finetuning"
 #: The tolerances (atol, rtol) the notebook's tests compare these fixtures with (staff.authoring.fixtures).
+# The tiny models train in float64, but training_step computes the loss in float32 (as mixed
+# precision needs): a loss's last bits follow the CPU's kernels (one float32 unit, 3e-8, apart under
+# ATEN_CPU_CAPABILITY=default), so losses are compared at float32's resolution, parameters at 1e-8.
 TOLERANCES = {"*": (1e-5, 1e-5), "loss/grad": (1e-6, 1e-5),
-              "step": (1e-8, 0.0), "step/losses": (1e-10, 0.0), "step/lrs": (1e-12, 0.0),
+              "step": (1e-8, 0.0), "step/losses": (1e-6, 0.0), "step/lrs": (1e-12, 0.0),
               "evaluate": (1e-6, 1e-5), "evaluate/accuracy": (1e-9, 0.0),
-              "train": (1e-8, 0.0), "train/lr": (1e-12, 0.0), "train/val_accuracy": (1e-9, 0.0),
+              "train": (1e-8, 0.0), "train/train_loss": (1e-6, 0.0), "train/lr": (1e-12, 0.0),
+              "train/val_accuracy": (1e-9, 0.0),
               "train/state": (1e-5, 1e-5),  # float32 starting weights (inputs): float32's own resolution
               "analyser": (1e-6, 1e-5)}
 #: The expected outputs in each fixture (key patterns): a grading kernel never sees them, the judge
@@ -66,14 +70,14 @@ CONFIG_FIELDS = ("vocab_size", "max_position_embeddings", "dim", "n_layers", "n_
 
 
 @torch.no_grad()
-def head_case(sol: dict, generator: torch.Generator, lengths: list[int], seq: int, **sizes: int) -> dict:
+def head_case(sol: dict, draws: Draws, lengths: list[int], seq: int, **sizes: int) -> dict:
     config = DistilBertConfig(max_position_embeddings=32, **sizes)
-    encoder = randomize(DistilBertModel(config), generator)
+    encoder = randomize(DistilBertModel(config), draws)
     model = sol["SentimentClassifier"](encoder).eval()
-    model.W_hy.weight.copy_(torch.randn(1, config.dim, generator=generator) * 2 / config.dim ** 0.5)
-    model.W_hy.bias.copy_(torch.randn(1, generator=generator) * 0.5)
+    model.W_hy.weight.copy_(draws.normal(1, config.dim) * 2 / config.dim ** 0.5)
+    model.W_hy.bias.copy_(draws.normal(1) * 0.5)
     mask = padding_mask(len(lengths), seq, lengths)
-    ids = random_ids(generator, config.vocab_size, mask)
+    ids = random_ids(draws, config.vocab_size, mask)
     return {**{f: int_array(getattr(config, f)) for f in CONFIG_FIELDS}, **state_arrays(encoder, "encoder."),
             "W_hy.weight": model.W_hy.weight.numpy().copy(), "W_hy.bias": model.W_hy.bias.numpy().copy(),
             "input_ids": ids.numpy(), "attention_mask": mask.numpy(),
@@ -103,13 +107,13 @@ def _loss_cases(sol: dict, rng: np.random.Generator, cases: list[tuple[int, floa
 
 # ---- stand-in models and data ------------------------------------------------------------------
 
-def bag_of_words(sol: dict, generator: torch.Generator, vocab_size: int, dim: int, dropout: float,
+def bag_of_words(sol: dict, draws: Draws, vocab_size: int, dim: int, dropout: float,
                  scale: float = 1.0, dtype=torch.float64) -> torch.nn.Module:
     model = sol["BagOfWords"](vocab_size, dim, dropout)
     with torch.no_grad():
-        model.embedding.weight.copy_(torch.randn(vocab_size, dim, generator=generator) * scale)
-        model.out.weight.copy_(torch.randn(1, dim, generator=generator) * scale)
-        model.out.bias.copy_(torch.randn(1, generator=generator) * 0.1)
+        model.embedding.weight.copy_(draws.normal(vocab_size, dim) * scale)
+        model.out.weight.copy_(draws.normal(1, dim) * scale)
+        model.out.bias.copy_(draws.normal(1) * 0.1)
     return model.to(dtype)
 
 
@@ -118,20 +122,20 @@ def _bow_arrays(model: torch.nn.Module, prefix: str = "state.") -> dict[str, np.
             "dropout": float_array(model.p), **{k: v.astype(np.float32) for k, v in state_arrays(model, prefix).items()}}
 
 
-def examples(generator: torch.Generator, n: int, seq: int, vocab_size: int) -> dict[str, np.ndarray]:
+def examples(draws: Draws, n: int, seq: int, vocab_size: int) -> dict[str, np.ndarray]:
     """n padded examples (lengths 2..seq, right padding) with random 0/1 labels."""
-    lengths = torch.randint(2, seq + 1, (n,), generator=generator).tolist()
+    lengths = draws.integers(2, seq + 1, (n,)).tolist()
     mask = padding_mask(len(lengths), seq, lengths)
-    return {"input_ids": random_ids(generator, vocab_size, mask).numpy(), "attention_mask": mask.numpy(),
-            "labels": torch.randint(0, 2, (n,), generator=generator).numpy()}
+    return {"input_ids": random_ids(draws, vocab_size, mask).numpy(), "attention_mask": mask.numpy(),
+            "labels": draws.integers(0, 2, (n,)).numpy()}
 
 
 # ---- 3. the optimisation step ------------------------------------------------------------------
 
-def step_case(sol: dict, generator: torch.Generator, steps: int, batch: int, seq: int, lr: float,
+def step_case(sol: dict, draws: Draws, steps: int, batch: int, seq: int, lr: float,
               weight_decay: float, warmup_steps: int, total_steps: int, max_grad_norm: float) -> dict:
     vocab_size, dim = 12, 5
-    model = bag_of_words(sol, generator, vocab_size, dim, 0.0, scale=2.0, dtype=torch.float64)
+    model = bag_of_words(sol, draws, vocab_size, dim, 0.0, scale=2.0, dtype=torch.float64)
     case = {"vocab_size": int_array(vocab_size), "dim": int_array(dim), "dropout": float_array(0.0), **state_arrays(model, "state."),
             "lr": float_array(lr), "weight_decay": float_array(weight_decay), "warmup_steps": int_array(warmup_steps),
             "total_steps": int_array(total_steps), "max_grad_norm": float_array(max_grad_norm), "steps": int_array(steps)}
@@ -140,7 +144,7 @@ def step_case(sol: dict, generator: torch.Generator, steps: int, batch: int, seq
     scaler = torch.amp.GradScaler("cpu", enabled=False)
     losses, lrs = [], []
     for step in range(steps):
-        data = examples(generator, batch, seq, vocab_size)
+        data = examples(draws, batch, seq, vocab_size)
         case.update({f"{key}_{step}": value for key, value in data.items()})
         # The clipping must bite: the gradient's norm before clipping, for the docstring's claim.
         norm = _grad_norm(sol, model, data)
@@ -162,12 +166,12 @@ def _grad_norm(sol: dict, model: torch.nn.Module, data: dict) -> float:
 
 # ---- 4. evaluation -----------------------------------------------------------------------------
 
-def evaluate_case(sol: dict, generator: torch.Generator, n: int, seq: int, batch_size: int,
+def evaluate_case(sol: dict, draws: Draws, n: int, seq: int, batch_size: int,
                   vocab_size: int = 30, dim: int = 6, bias: float = 0.0) -> dict:
-    model = bag_of_words(sol, generator, vocab_size, dim, 0.5, scale=1.5, dtype=torch.float32)
+    model = bag_of_words(sol, draws, vocab_size, dim, 0.5, scale=1.5, dtype=torch.float32)
     with torch.no_grad():
         model.out.bias.add_(bias)  # unbalanced predictions
-    data = examples(generator, n, seq, vocab_size)
+    data = examples(draws, n, seq, vocab_size)
     case = {**_bow_arrays(model), **data, "batch_size": int_array(batch_size)}
     loader = sol["loader_of"](case)
     model.train()
@@ -180,12 +184,12 @@ def evaluate_case(sol: dict, generator: torch.Generator, n: int, seq: int, batch
 
 # ---- 5. the training loop ----------------------------------------------------------------------
 
-def train_case(sol: dict, generator: torch.Generator, n: int, seq: int, batch_size: int, epochs: int,
+def train_case(sol: dict, draws: Draws, n: int, seq: int, batch_size: int, epochs: int,
                lr: float, warmup_ratio: float, max_steps: int | None, eval_every: int | None,
                dropout: float = 0.0) -> dict:
     vocab_size, dim = 20, 6
-    model = bag_of_words(sol, generator, vocab_size, dim, dropout, scale=1.0, dtype=torch.float64)
-    data = examples(generator, n, seq, vocab_size)
+    model = bag_of_words(sol, draws, vocab_size, dim, dropout, scale=1.0, dtype=torch.float64)
+    data = examples(draws, n, seq, vocab_size)
     case = {**_bow_arrays(model), **data, "batch_size": int_array(batch_size), "epochs": int_array(epochs),
             "peak_lr": float_array(lr), "warmup_ratio": float_array(warmup_ratio),
             "max_steps": int_array(max_steps or 0), "eval_every": int_array(eval_every or 0)}
@@ -244,9 +248,9 @@ HIDDEN_SENTENCES = [
 ]
 
 
-def analyser_case(sol: dict, tokenizer, generator: torch.Generator, sentences: list[str], threshold: float,
+def analyser_case(sol: dict, tokenizer, draws: Draws, sentences: list[str], threshold: float,
                   max_length: int, vocab_size: int = 257, dim: int = 8) -> dict:
-    model = bag_of_words(sol, generator, vocab_size, dim, 0.3, scale=1.5, dtype=torch.float32)
+    model = bag_of_words(sol, draws, vocab_size, dim, 0.3, scale=1.5, dtype=torch.float32)
     model.train()
     table = sol["Analyser"](model, tokenizer, max_length=max_length, threshold=threshold)(sentences)
     assert not any(training or grad for training, grad in model.calls)
@@ -261,7 +265,7 @@ def build() -> dict:
     sol = solution_namespace(ASSIGNMENT)
     sol["device"] = "cpu"  # fixtures are computed on the CPU, whatever the machine has
     torch.manual_seed(0)
-    public, hidden = torch.Generator().manual_seed(2024), torch.Generator().manual_seed(4_2024)
+    public, hidden = Draws(2024), Draws(4_2024)
     rng_public, rng_hidden = np.random.default_rng(2024), np.random.default_rng(4_2024)
     tokenizer = models.load_tokenizer()
 
@@ -295,10 +299,10 @@ def build() -> dict:
                    max_steps=10, eval_every=None),
     ]
     # With dropout: their own generators, so the cases above (and the analyser's after them) keep their values.
-    train_public = [train_public, train_case(sol, torch.Generator().manual_seed(2025), n=12, seq=5, batch_size=4,
+    train_public = [train_public, train_case(sol, Draws(2025), n=12, seq=5, batch_size=4,
                                              epochs=2, lr=0.05, warmup_ratio=0.5, max_steps=None, eval_every=2,
                                              dropout=0.5)]
-    train_hidden.append(train_case(sol, torch.Generator().manual_seed(4_2025), n=14, seq=6, batch_size=4, epochs=3,
+    train_hidden.append(train_case(sol, Draws(4_2025), n=14, seq=6, batch_size=4, epochs=3,
                                    lr=0.05, warmup_ratio=0.2, max_steps=9, eval_every=3, dropout=0.3))
     analyser_public = analyser_case(sol, tokenizer, public, PUBLIC_SENTENCES, 0.5, 64)
     analyser_hidden = [analyser_case(sol, tokenizer, hidden, HIDDEN_SENTENCES[0], 0.35, 64),

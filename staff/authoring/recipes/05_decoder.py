@@ -26,12 +26,15 @@ import torch
 from course import gpt, paths, text
 from course.fixtures import pack_cases
 from staff.authoring.reference import solution_namespace
-from staff.authoring.tensors import int_array, padding_mask, random_ids, randomize, state_arrays
+from staff.authoring.tensors import Draws, int_array, padding_mask, random_ids, randomize, state_arrays
 
 ASSIGNMENT = "05_decoder"
 HELDOUT = Path(__file__).resolve().parent.parent / "heldout" / "devils_dictionary_w-z.txt"
 #: The tolerances (atol, rtol) the notebook's tests compare these fixtures with (staff.authoring.fixtures).
-TOLERANCES = {"*": (1e-6, 1e-5), "decoder_layer/y": (1e-5, 1e-5), "gpt": (1e-5, 1e-5)}
+#: ``gpt``'s logits come from a float32 forward pass through several layers with random norms: they
+#: move by up to 10.1% of the grading tolerance under another CPU's kernels (ATEN_CPU_CAPABILITY=
+#: default), so the fixtures check allows a quarter of it (still four times inside it).
+TOLERANCES = {"*": (1e-6, 1e-5), "decoder_layer/y": (1e-5, 1e-5), "gpt": (1e-5, 1e-5, 0.25)}
 #: The expected outputs in each fixture (key patterns): a grading kernel never sees them, the judge
 #: compares with them (staff/grading/sandbox.py, judge.py). Everything else is an input.
 OUTPUTS = {"causal": ("mask", "out", "weights"), "decoder_layer": ("y", "cross_weights"), "gpt": ("logits",),
@@ -45,11 +48,11 @@ def _arrays(**values) -> dict[str, np.ndarray]:
 
 
 @torch.no_grad()
-def causal_case(sol: dict, g: torch.Generator, batch: int, heads: int, query: int, past: int, d_head: int,
+def causal_case(sol: dict, g: Draws, batch: int, heads: int, query: int, past: int, d_head: int,
                 pattern=None) -> dict:
     total = past + query
-    q = torch.randn(batch, heads, query, d_head, generator=g)
-    k, v = (torch.randn(batch, heads, total, d_head, generator=g) for _ in range(2))
+    q = g.normal(batch, heads, query, d_head)
+    k, v = (g.normal(batch, heads, total, d_head) for _ in range(2))
     attention_mask = padding_mask(batch, total, pattern)
     mask = sol["decoder_mask"](attention_mask, query, past_length=past)
     out, weights = sol["attend"](q, k, v, mask)
@@ -58,10 +61,10 @@ def causal_case(sol: dict, g: torch.Generator, batch: int, heads: int, query: in
 
 
 @torch.no_grad()
-def decoder_layer_case(sol: dict, g: torch.Generator, d_model: int, n_heads: int, batch: int, seq: int, memory_len: int,
+def decoder_layer_case(sol: dict, g: Draws, d_model: int, n_heads: int, batch: int, seq: int, memory_len: int,
                        x_pattern=None, memory_pattern=None) -> dict:
     layer = randomize(torch.nn.TransformerDecoderLayer(d_model, n_heads, 2 * d_model, dropout=0.0, batch_first=True), g)
-    x, memory = torch.randn(batch, seq, d_model, generator=g), torch.randn(batch, memory_len, d_model, generator=g)
+    x, memory = g.normal(batch, seq, d_model), g.normal(batch, memory_len, d_model)
     x_padding, memory_padding = padding_mask(batch, seq, x_pattern), padding_mask(batch, memory_len, memory_pattern)
     y, cross = sol["decoder_layer"](x, memory, layer.state_dict(), n_heads, x_padding, memory_padding)
     expected = layer(x, memory, tgt_mask=torch.ones(seq, seq, dtype=torch.bool).triu(1), tgt_is_causal=True,
@@ -73,13 +76,16 @@ def decoder_layer_case(sol: dict, g: torch.Generator, d_model: int, n_heads: int
 
 
 def _reference(seed: int, **sizes: int):
-    model = gpt.reference_model(seed=seed, **sizes)
+    # Weights drawn again with Draws: GPT-2's own initialisation samples with torch's normal_, whose
+    # bits depend on the CPU's instruction set (see tensors.Draws); random norms and biases also
+    # make a swapped LayerNorm or a dropped bias show.
+    model = randomize(gpt.reference_model(seed=seed, **sizes), Draws(seed))
     weights = {f"w.{k}": v.numpy().copy() for k, v in gpt.course_state_dict(model).items()}
     return model, {**weights, **{k: int_array(v) for k, v in gpt.sizes_of(model).items()}}
 
 
 @torch.no_grad()
-def gpt_case(g: torch.Generator, seed: int, batch: int, seq: int, split: int, pattern=None, **sizes: int) -> dict:
+def gpt_case(g: Draws, seed: int, batch: int, seq: int, split: int, pattern=None, **sizes: int) -> dict:
     model, arrays = _reference(seed, **sizes)
     attention_mask = padding_mask(batch, seq, pattern)
     ids = random_ids(g, sizes["vocab_size"], attention_mask)
@@ -87,19 +93,19 @@ def gpt_case(g: torch.Generator, seed: int, batch: int, seq: int, split: int, pa
     return {**arrays, **_arrays(ids=ids, attention_mask=attention_mask, split=int_array(split), logits=logits)}
 
 
-def sampling_case(sol: dict, g: torch.Generator, batch: int, vocab: int, settings: list[tuple]) -> dict:
-    logits = torch.randn(batch, vocab, generator=g) * 2.5
+def sampling_case(sol: dict, g: Draws, batch: int, vocab: int, settings: list[tuple]) -> dict:
+    logits = g.normal(batch, vocab) * 2.5
     probs = [sol["next_token_distribution"](logits, temperature=t, top_k=int(k) or None, top_p=p or None)
              for t, k, p in settings]
     return _arrays(logits=logits, settings=np.array(settings, dtype=np.float64), probs=torch.stack(probs))
 
 
 @torch.no_grad()
-def generate_case(sol: dict, g: torch.Generator, seed: int, batch: int, prompt_len: int, steps: int, temperature: float,
+def generate_case(sol: dict, g: Draws, seed: int, batch: int, prompt_len: int, steps: int, temperature: float,
                   top_k: int, top_p: float, **sizes: int) -> dict:
     model, arrays = _reference(seed, **sizes)
     ours = sol["gpt_from_case"](arrays)
-    prompt = torch.randint(0, sizes["vocab_size"], (batch, prompt_len), generator=g)
+    prompt = g.integers(0, sizes["vocab_size"], (batch, prompt_len))
     counting = sol["CountingModel"](ours)
     greedy = sol["generate"](counting, prompt, steps, temperature=0)
     reference = model.generate(prompt, attention_mask=torch.ones_like(prompt), do_sample=False,
@@ -112,13 +118,13 @@ def generate_case(sol: dict, g: torch.Generator, seed: int, batch: int, prompt_l
                                 lengths=torch.tensor(counting.lengths), sampled=sampled)}
 
 
-def language_model_case(sol: dict, g: torch.Generator, batch: int, seq: int, vocab: int, train_len: int,
+def language_model_case(sol: dict, g: Draws, batch: int, seq: int, vocab: int, train_len: int,
                         val_len: int) -> dict:
-    logits = torch.randn(batch, seq, vocab, generator=g) * 2
-    ids = torch.randint(0, vocab, (batch, seq), generator=g)
+    logits = g.normal(batch, seq, vocab) * 2
+    ids = g.integers(0, vocab, (batch, seq))
     # Texts with structure (a bigram model beats a unigram one) and characters never seen in training.
-    train_ids = torch.cumsum(torch.randint(0, 3, (train_len,), generator=g), 0) % (vocab - 1)
-    val_ids = torch.cumsum(torch.randint(0, 4, (val_len,), generator=g), 0) % vocab
+    train_ids = torch.cumsum(g.integers(0, 3, (train_len,)), 0) % (vocab - 1)
+    val_ids = torch.cumsum(g.integers(0, 4, (val_len,)), 0) % vocab
     perplexities = {f"perplexity_{order}": np.array(sol["ngram_perplexity"](train_ids, val_ids, vocab, order))
                     for order in (1, 2)}
     return {**_arrays(logits=logits, ids=ids, loss=sol["lm_loss"](logits, ids), train_ids=train_ids, val_ids=val_ids,
@@ -134,7 +140,7 @@ def heldout_case(windows: int = 16, length: int = 64) -> dict:
 
 def build() -> dict:
     sol = solution_namespace(ASSIGNMENT)
-    public, hidden = torch.Generator().manual_seed(505), torch.Generator().manual_seed(5_0505)
+    public, hidden = Draws(505), Draws(5_0505)
     small = dict(vocab_size=61, n_positions=32, d_model=24, n_heads=2, n_layers=2)
     settings = [(1.0, 0, 0.0), (0.7, 0, 0.0), (1.0, 5, 0.0), (1.0, 0, 0.9), (0.0, 0, 0.0), (1.3, 8, 0.8)]
     return {
