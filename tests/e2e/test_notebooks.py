@@ -7,7 +7,7 @@ import pytest
 
 from staff import course_dir
 from staff.authoring import samples, validate
-from staff.grading import report
+from staff.grading import autograde, report
 from staff.grading.status import load_status
 
 pytestmark = pytest.mark.notebooks
@@ -15,8 +15,14 @@ ASSIGNMENTS = course_dir.assignments()
 
 
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)
-def test_source_notebook_passes_all_its_tests(assignment):
-    assert validate.validate_source(course_dir.source_notebook(assignment)) == []
+def test_source_notebook_passes_all_its_tests(graded_course, assignment):
+    """The graded course's batch held samples of every assignment, so the grader's canary ran each
+    source notebook (solutions and hidden tests) through the sandbox, the runner and the judge
+    before any sample, and demanded no error in any cell and every point paid by the judge: had it
+    not, CanaryFailed would have stopped ``graded_course``. nbgrader's Validator (``make validate``)
+    would only repeat that run. What is left to check is that its points are all the judge's."""
+    assert {a for _, a in autograde.submissions(graded_course, ASSIGNMENTS)} >= {assignment}, "the canary skipped it"
+    assert validate.grading_problems(course_dir.source_notebook(assignment)) == []
 
 
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)

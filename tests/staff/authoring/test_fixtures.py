@@ -4,7 +4,10 @@ comparison itself tells rounding from a difference that could change a grade."""
 from __future__ import annotations
 
 import hashlib
+import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -29,6 +32,24 @@ def test_committed_fixtures_agree_with_a_fresh_build(assignment):
     before = _tree_hash(paths.fixtures_dir())
     assert fixtures.check(paths.fixtures_dir(), [assignment]) == []
     assert _tree_hash(paths.fixtures_dir()) == before, "the check must never rewrite committed fixtures"
+
+
+#: Other CPUs, as far as one machine can play them: PyTorch's portable kernels on one thread, and
+#: its AVX2 kernels on two (the native ones, whatever this CPU has, are the test above).
+OTHER_KERNELS = [{"ATEN_CPU_CAPABILITY": "default", "OMP_NUM_THREADS": "1"},
+                 {"ATEN_CPU_CAPABILITY": "avx2", "OMP_NUM_THREADS": "2"}]
+
+
+@pytest.mark.parametrize("kernels", OTHER_KERNELS, ids=lambda k: "-".join(k.values()))
+def test_committed_fixtures_hold_on_other_cpu_kernels(kernels):
+    """`make fixtures-check` as a maintainer runs it on a new machine: every value within its share
+    of the grading tolerance, and the spread it reports per assignment."""
+    done = subprocess.run([sys.executable, "-m", "staff", "fixtures-check"], cwd=paths.ROOT, env={**os.environ, **kernels},
+                          capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stderr[-4000:]
+    reported = [line for line in done.stdout.splitlines() if "of their grading tolerance" in line or "as committed" in line]
+    assert len(reported) == len(recipes.assignments()), done.stdout
+    print("\n".join(reported))
 
 
 def _float_arrays(root: Path):
