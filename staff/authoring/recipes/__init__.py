@@ -2,8 +2,10 @@
 (``01_attention.py`` for ``01_attention``), each with
 
 - ``build()`` returning ``{(visibility, name): arrays}`` for :func:`staff.authoring.fixtures.build`;
-- ``TOLERANCES``: ``{"<name>" or "<name>/<array>" or "*": (atol, rtol)}``, the tolerance the
-  notebook's tests compare that fixture with (``make fixtures-check`` allows a tenth of it).
+- ``TOLERANCES``: ``{"<name>" or "<name>/<array>" or "*": (atol, rtol[, share])}``, the tolerance
+  the notebook's tests compare that fixture with (``make fixtures-check`` allows a tenth of it, or
+  ``share`` with a comment saying why);
+- random inputs drawn with :class:`staff.authoring.tensors.Draws` (the same bits on every CPU).
 
 Module names start with a digit, like the assignments, so they are loaded by name here.
 """
