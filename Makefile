@@ -76,8 +76,8 @@ autograde: setup ## grade every submission on a Dask cluster (local: JOBS worker
 formgrader: setup ## JupyterLab with nbgrader's formgrader for TAs (PORT=8888): prints the address with its token; Ctrl-C stops it
 	$(STAFF) formgrader $(if $(PORT),--port $(PORT))
 
-feedback: setup ## per-student feedback HTML in feedback/
-	$(STAFF) feedback
+feedback: setup ## per-student feedback HTML in feedback/ (warns while free-text answers wait for a TA; COMPLETE=1 refuses then)
+	$(STAFF) feedback $(if $(COMPLETE),--complete)
 
 export: setup ## grades.csv from the gradebook, with status and pending-manual columns
 	$(STAFF) export

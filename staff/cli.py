@@ -188,7 +188,11 @@ def _autograde(args) -> int:
 def _feedback(args) -> int:
     from staff.grading import feedback
 
-    feedback.feedback(args.assignments or None)
+    try:
+        feedback.feedback(args.assignments or None, complete=args.complete)
+    except feedback.ManualGradesPending as error:
+        print(f"feedback: {error}", file=sys.stderr)
+        return 1
     return 0
 
 
@@ -265,7 +269,8 @@ def parser() -> argparse.ArgumentParser:
     command("formgrader", _formgrader, "JupyterLab with nbgrader's formgrader on the course, for grading "
             "free-text answers (prints the address with its token)", assignments=False).add_argument(
         "--port", type=int, default=8888)
-    command("feedback", _feedback, "per-student feedback HTML, hidden tests redacted")
+    command("feedback", _feedback, "per-student feedback HTML, hidden tests redacted").add_argument(
+        "--complete", action="store_true", help="write nothing while any free-text answer waits for a TA")
     command("export", _export, "grades.csv with status, reason and manual_pending columns", assignments=False)
     command("report", _report, "the score table; --html also writes reports/report.html").add_argument(
         "--html", action="store_true")

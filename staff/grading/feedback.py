@@ -52,8 +52,33 @@ class RedactHiddenTests(Preprocessor):
         return cell, resources
 
 
-def feedback(assignments: list[str] | None = None, course: CourseDir = course_dir.COURSE) -> None:
-    """``feedback/<student>/<assignment>/*.html`` for every graded submission."""
-    for assignment in assignments or course_dir.assignments():
+class ManualGradesPending(RuntimeError):
+    """Feedback was asked to wait for every manual grade, and some are missing."""
+
+
+def pending_manual(assignments: list[str], course: CourseDir) -> list[tuple[str, str, float]]:
+    """(student, assignment, points) of graded submissions with free-text answers no TA has graded."""
+    from staff.grading import report  # reads the gradebook: only when feedback is made
+
+    return [(r.student, r.assignment, r.manual_pending) for r in report.rows(course=course)
+            if r.assignment in assignments and r.manual_pending]
+
+
+def feedback(assignments: list[str] | None = None, course: CourseDir = course_dir.COURSE,
+             complete: bool = False) -> list[tuple[str, str, float]]:
+    """``feedback/<student>/<assignment>/*.html`` for every graded submission. nbgrader's feedback
+    shows an answer no TA has graded yet as 0 points, so this says which submissions still wait
+    for one (and returns them); with ``complete`` it writes nothing while any does."""
+    assignments = assignments or course_dir.assignments()
+    pending = pending_manual(assignments, course)
+    if pending:
+        names = ", ".join(f"{s}/{a} ({p:g} pts)" for s, a, p in pending[:6]) + (" ..." if len(pending) > 6 else "")
+        message = (f"{len(pending)} submission(s) have free-text answers no TA has graded yet ({names}); their "
+                   f"feedback would show those answers as 0 points: grade them in the formgrader (make formgrader)")
+        if complete:
+            raise ManualGradesPending(message + ", then run make feedback again. No feedback was written")
+        print(f"feedback: warning: {message}, or make feedback COMPLETE=1 to refuse until they are graded")
+    for assignment in assignments:
         if any(course.autograded.glob(f"*/{assignment}")):
             nbgrader_cli.run("generate_feedback", assignment, "--force", "--log-level=WARN", course=course)
+    return pending

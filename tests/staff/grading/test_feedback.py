@@ -12,7 +12,7 @@ import pytest
 
 from staff import course_dir
 from staff.authoring import release, samples
-from staff.grading import feedback, formgrader, model_answers
+from staff.grading import feedback, formgrader, model_answers, report
 
 pytestmark = pytest.mark.notebooks
 ASSIGNMENTS = course_dir.assignments()
@@ -33,8 +33,23 @@ def _model_answer_sentences(assignment: str) -> list[str]:
     return sentences
 
 
-def test_feedback_shows_hidden_tests_only_as_passed_or_failed(graded_course):
-    feedback.feedback(course=graded_course)
+def test_feedback_says_which_answers_wait_for_a_ta_and_can_refuse_until_graded(graded_course, tmp_path):
+    """No TA has graded the graded course's free-text answers: feedback with ``complete`` writes
+    nothing and names them; the points it names are the report's pending points."""
+    before = sorted(graded_course.feedback.rglob("*")) if graded_course.feedback.exists() else []
+    with pytest.raises(feedback.ManualGradesPending, match="no TA has graded yet") as refused:
+        feedback.feedback(course=graded_course, complete=True)
+    assert (sorted(graded_course.feedback.rglob("*")) if graded_course.feedback.exists() else []) == before
+    pending = feedback.pending_manual(ASSIGNMENTS, graded_course)
+    expected = {(r.student, r.assignment): r.manual_pending for r in report.rows(course=graded_course) if r.manual_pending}
+    assert pending and {(s, a): p for s, a, p in pending} == expected
+    student, assignment, points = pending[0]
+    assert f"{student}/{assignment} ({points:g} pts)" in str(refused.value)
+
+
+def test_feedback_shows_hidden_tests_only_as_passed_or_failed(graded_course, capsys):
+    assert feedback.feedback(course=graded_course)  # answers still wait for a TA: written, with a warning
+    assert "feedback: warning:" in capsys.readouterr().out
     html = sorted(graded_course.feedback.rglob("*.html"))
     assert len(html) == sum(len(samples.load(a)) for a in ASSIGNMENTS)
     for path in html:
