@@ -161,9 +161,7 @@ def compare_arrays(label: str, fresh: np.ndarray, committed: np.ndarray,
     if not np.issubdtype(fresh.dtype, np.floating):
         wrong = int(np.count_nonzero(fresh != committed))
         return f"{label}: {wrong} of {fresh.size} entries differ (must be equal)" if wrong else None
-    a, b = fresh.astype(np.float64), committed.astype(np.float64)
-    same_nonfinite = (np.isnan(a) & np.isnan(b)) | (a == b)
-    error = np.where(same_nonfinite, 0.0, np.abs(a - b))
+    error, b = _abs_error(fresh, committed)
     excess = error - (tolerance.atol + tolerance.rtol * np.abs(b))
     if fresh.size and (np.isnan(excess) | (excess > 0)).any():
         return (f"{label}: max abs difference {np.nanmax(error):.3g} > atol={tolerance.atol:g}, "
@@ -176,10 +174,17 @@ def share_used(fresh: np.ndarray, committed: np.ndarray, tolerance: Tolerance) -
     tolerance; inf where only one side is finite); 0 for arrays that are not floats."""
     if not np.issubdtype(fresh.dtype, np.floating) or not fresh.size or fresh.shape != committed.shape:
         return 0.0
-    a, b = fresh.astype(np.float64), committed.astype(np.float64)
+    error, b = _abs_error(fresh, committed)
     with np.errstate(invalid="ignore", divide="ignore"):
-        error = np.where((np.isnan(a) & np.isnan(b)) | (a == b), 0.0, np.abs(a - b))
         return float(np.nan_to_num(error / (tolerance.atol + tolerance.rtol * np.abs(b)), nan=np.inf).max())
+
+
+def _abs_error(fresh: np.ndarray, committed: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``|fresh - committed|`` in float64 (0 where both are NaN or equal, infinities included;
+    NaN where only one side is), and ``committed`` in float64."""
+    a, b = fresh.astype(np.float64), committed.astype(np.float64)
+    with np.errstate(invalid="ignore"):
+        return np.where((np.isnan(a) & np.isnan(b)) | (a == b), 0.0, np.abs(a - b)), b
 
 
 @dataclass
