@@ -7,7 +7,12 @@ a check that passes on a GPU passes here too).
 
 Under grading each check also writes a record (:mod:`course.record`) and the judge outside the
 kernel decides the points with these same functions; an expected output the kernel may not see
-(a :class:`~course.record.Withheld` hidden value) is only recorded here, never compared.
+(a :class:`~course.record.Withheld` hidden value) is only recorded here, never compared (not even
+its shape: a wrong shape in one case must not stop the test cell before its other cases, each of
+which earns its own share of the points). ``weight`` (default 1) is a check's share of its test
+cell's points, relative to the cell's other checks against withheld values; the judge reads it
+from the instructor's run. The judge's messages (``reveal=False``) say what kind of failure and by
+how much relative to the tolerance, never an expected value.
 """
 from __future__ import annotations
 
@@ -62,34 +67,49 @@ def check_shape(name: str, value: Any, expected_shape: tuple[int, ...]) -> np.nd
     return _shape(name, array, expected_shape)
 
 
-def _record_against(kind: str, name: str, value: Any, expected: Any, **tolerance: float) -> np.ndarray | None:
+def _weight(weight: float) -> dict[str, float]:
+    """The record's ``weight`` entry (none for the default, so existing records read the same)."""
+    if not (0 < float(weight) < float("inf")):
+        raise ValueError(f"a check's weight must be a positive number, got {weight!r}")
+    return {} if float(weight) == 1.0 else {"weight": float(weight)}
+
+
+def _record_against(kind: str, name: str, value: Any, expected: Any, weight: float = 1.0,
+                    **tolerance: float) -> np.ndarray | None:
     """Record the check; return the expected values, or None when they are withheld here."""
     got = check_type(name, value)
     if isinstance(expected, Withheld):
-        record.write(kind, name, got, expected, **tolerance)
-        _shape(name, got, expected.shape)
+        record.write(kind, name, got, expected, **tolerance, **_weight(weight))
         return None
     want = to_numpy(expected)
-    record.write(kind, name, got, want, **tolerance)
+    record.write(kind, name, got, want, **tolerance, **_weight(weight))
     return want
 
 
-def check_close(name: str, value: Any, expected: Any, atol: float = 1e-6, rtol: float = 1e-5) -> None:
+def check_close(name: str, value: Any, expected: Any, atol: float = 1e-6, rtol: float = 1e-5,
+                weight: float = 1.0) -> None:
     """|got - expected| <= atol + rtol * |expected| everywhere (NumPy's allclose rule)."""
-    want = _record_against("close", name, value, expected, atol=atol, rtol=rtol)
+    want = _record_against("close", name, value, expected, weight, atol=atol, rtol=rtol)
     if want is None:
         return
     compare_close(name, value, want, atol, rtol)
 
 
-def compare_close(name: str, value: Any, expected: Any, atol: float, rtol: float) -> None:
+def compare_close(name: str, value: Any, expected: Any, atol: float, rtol: float, reveal: bool = True) -> None:
     want = to_numpy(expected).astype(np.float64)
     got = _shape(name, value, want.shape).astype(np.float64)
     if not _isfinite(got).all():
         where = tuple(int(i) for i in np.argwhere(~_isfinite(got))[0])
         raise AssertionError(f"{name}: contains NaN or inf (first at index {where})")
     error = _abs(got - want)
-    excess = error - (atol + rtol * _abs(want))
+    allowed = atol + rtol * _abs(want)
+    excess = error - allowed
+    if got.size and excess.max() > 0 and not reveal:  # no index or value: a hidden expected output
+        with np.errstate(divide="ignore"):
+            ratio = float((error / allowed).max()) if allowed.min() > 0 else float("inf")
+        raise AssertionError(
+            f"{name}: {int((excess > 0).sum())} of {got.size} values out of tolerance; the largest error "
+            f"is {ratio:.2g} times the tolerance (atol={atol:g}, rtol={rtol:g})")
     if got.size and excess.max() > 0:
         worst = _unravel(int(_argmax(excess)), got.shape)
         at = tuple(int(i) for i in worst)
@@ -100,17 +120,19 @@ def compare_close(name: str, value: Any, expected: Any, atol: float, rtol: float
         )
 
 
-def check_equal(name: str, value: Any, expected: Any) -> None:
-    want = _record_against("equal", name, value, expected)
+def check_equal(name: str, value: Any, expected: Any, weight: float = 1.0) -> None:
+    want = _record_against("equal", name, value, expected, weight)
     if want is None:
         return
     compare_equal(name, value, want)
 
 
-def compare_equal(name: str, value: Any, expected: Any) -> None:
+def compare_equal(name: str, value: Any, expected: Any, reveal: bool = True) -> None:
     want = to_numpy(expected)
     got = _shape(name, value, want.shape)
     wrong = got != want
+    if wrong.any() and not reveal:
+        raise AssertionError(f"{name}: {int(wrong.sum())} of {got.size} entries differ")
     if wrong.any():
         at = tuple(int(i) for i in np.argwhere(wrong)[0])
         raise AssertionError(
@@ -154,17 +176,17 @@ def compare_rows(name: str, weights: Any, atol: float, axes: tuple[str, ...] | N
         )
 
 
-def check_perplexity(name: str, log_probs: Any, targets: Any, limit: float, atol: float = 1e-3) -> None:
+def check_perplexity(name: str, log_probs: Any, targets: Any, limit: float, atol: float = 1e-3,
+                     weight: float = 1.0) -> None:
     """``log_probs`` ``(..., vocab)`` are log-distributions (each row's probabilities sum to 1 within
     ``atol``) and the perplexity of ``targets`` ``(...)`` under them, exp(-mean log p(target)), is at
     most ``limit``. Under grading the judge recomputes it from the record with its own targets."""
     got = check_type(name, log_probs)
     if isinstance(targets, Withheld):
-        record.write("perplexity", name, got, targets, limit=limit, atol=atol)
-        _shape(name, got, (*targets.shape, got.shape[-1] if got.ndim else 0))
+        record.write("perplexity", name, got, targets, limit=limit, atol=atol, **_weight(weight))
         return
     want = check_type(f"{name} (targets)", targets)
-    record.write("perplexity", name, got, want, limit=limit, atol=atol)
+    record.write("perplexity", name, got, want, limit=limit, atol=atol, **_weight(weight))
     compare_perplexity(name, got, want, limit, atol)
 
 
@@ -194,17 +216,16 @@ def compare_perplexity(name: str, log_probs: Any, targets: Any, limit: float, at
         raise AssertionError(f"{name}: perplexity {perplexity:.3f} on {want.size} tokens; it must be at most {limit:g}")
 
 
-def check_accuracy(name: str, predictions: Any, labels: Any, minimum: float) -> None:
+def check_accuracy(name: str, predictions: Any, labels: Any, minimum: float, weight: float = 1.0) -> None:
     """The share of ``predictions`` (integer class ids, ``(n,)``) equal to ``labels`` is at least
     ``minimum``. Under grading ``labels`` are withheld: the kernel records only its predictions and
     the judge counts them against its own labels (the kernel never sees them)."""
     got = check_type(name, predictions)
     if isinstance(labels, Withheld):
-        record.write("accuracy", name, got, labels, minimum=minimum)
-        _shape(name, got, labels.shape)
+        record.write("accuracy", name, got, labels, minimum=minimum, **_weight(weight))
         return
     want = check_type(f"{name} (labels)", labels)
-    record.write("accuracy", name, got, want, minimum=minimum)
+    record.write("accuracy", name, got, want, minimum=minimum, **_weight(weight))
     compare_accuracy(name, got, want, minimum)
 
 

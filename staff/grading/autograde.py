@@ -13,8 +13,7 @@ nbgrader stays the engine, in three steps per submission:
 3. **here, one writer** — nbgrader's ``Autograde`` converter with its execution step swapped for
    the worker's result (:class:`UseExecuted`): it records the submission, timestamp and late
    penalty, writes ``autograded/`` and saves the points; then the judge (:mod:`judge`) compares
-   the records with the trusted fixtures and sets the judged cells' points. Expected outputs never
-   leave this machine.
+   the records with the trusted fixtures and :mod:`points` sets the judged cells' points.
 
 First the canary (:mod:`canary`): each solution, through steps 2-3, full marks or nobody is graded.
 
@@ -39,7 +38,7 @@ from tqdm.auto import tqdm
 from course import settings
 from staff import course_dir
 from staff.course_dir import CourseDir
-from staff.grading import canary, cluster, gradebook, integrity, judge, nbgrader_steps, repair, sandbox, scratch, worker
+from staff.grading import canary, cluster, gradebook, integrity, judge, late, nbgrader_steps, points, repair, sandbox, scratch, worker
 from staff.grading.status import Outcome, load_status, save_status
 
 
@@ -54,9 +53,9 @@ class Limits:
     memory: int = field(default_factory=lambda: settings.current().memory_bytes)
 
 
-def submissions(course: CourseDir, assignments: list[str]) -> list[tuple[str, str]]:
-    return [(p.parent.name, assignment) for assignment in assignments
-            for p in sorted(course.submitted.glob(f"*/{assignment}")) if p.is_dir()]
+def submissions(course: CourseDir, assignments: list[str], students: list[str] | None = None) -> list[tuple[str, str]]:
+    return [(p.parent.name, assignment) for assignment in assignments for p in sorted(course.submitted.glob(f"*/{assignment}"))
+            if p.is_dir() and (not students or p.parent.name in students)]
 
 
 def _prepare(course: CourseDir, student: str, assignment: str) -> Outcome | tuple[list, list]:
@@ -131,8 +130,8 @@ def _run_judge(course: CourseDir, student: str, assignment: str, batch: Batch, r
         return None
     nb = nbformat.read(notebook, as_version=4)
     verdicts = judge.judge_notebook(result.records, specs, judge.Fixtures(settings.current().fixtures))
-    judge.set_scores(course.db_url, student, assignment, verdicts)
-    judge.annotate(nb, verdicts)
+    points.set_scores(course.db_url, student, assignment, verdicts)
+    points.annotate(nb, verdicts)
     nbformat.write(nb, notebook)
     if result.bad_records:
         return "flagged", f"for manual review: the kernel's records were rejected ({result.bad_records}); its judged cells score 0"
@@ -191,6 +190,7 @@ def finish(course: CourseDir, item: Ready, batch: Batch, result: worker.Result |
         if judged and verdict is None:
             verdict = judged[0], "; ".join([judged[1], *item.flags])[:600]
     phases["judge"] = round(time.monotonic() - mark, 2)
+    late.apply(course, item.student, item.assignment)  # again: nbgrader's ran on the points before the judge's
     if verdict is None:
         if item.flags:
             verdict = "flagged", "for manual review: " + "; ".join(item.flags)
@@ -239,16 +239,16 @@ def _already_graded(course: CourseDir, todo: list[tuple[str, str]]) -> dict[tupl
 
 def autograde(assignments: list[str] | None = None, course: CourseDir = course_dir.COURSE,
               jobs: int | None = None, limits: Limits | None = None, progress: bool = True,
-              unsafe: bool = False, force: bool = False) -> list[Outcome]:
-    """Grade every submission of every assignment on a Dask cluster (:mod:`cluster`: local, ``jobs``
-    workers, unless ``SCHEDULER`` names one). Submissions whose notebook, course files, checks and
-    limits are unchanged since their last grade are skipped unless ``force``. Each result is
+              unsafe: bool = False, force: bool = False, students: list[str] | None = None) -> list[Outcome]:
+    """Grade every submission of every assignment (only ``students``' if given) on a Dask cluster
+    (:mod:`cluster`: local, ``jobs`` workers, unless ``SCHEDULER`` names one). Submissions unchanged
+    (notebook, course files, checks, limits) since their last grade are skipped unless ``force``. Each result is
     written here as it arrives (gradebook, ``autograded/``, status), so a crash loses no finished
     grade. Raises :class:`sandbox.SandboxUnavailable` when no sandbox can be made, unless ``unsafe``."""
     from distributed import as_completed
 
     assignments = assignments or course_dir.assignments()
-    todo = submissions(course, assignments)
+    todo = submissions(course, assignments, students)
     if not todo:
         print("autograde: no submissions in submitted/")
         return []

@@ -98,7 +98,7 @@ def problems(result: worker.Result, specs: dict[str, list[dict]]) -> list[str]:
                 name = nbgrader(cell).get("grade_id") or cell.get("id")
                 found.append(f"cell {name}: {output['ename']}: {str(output['evalue'])[:300]}")
     verdicts = judge.judge_notebook(result.records, specs, judge.Fixtures(settings.current().fixtures))
-    found += [f"{grade_id}: {reason}" for grade_id, reason in verdicts.items() if reason is not None]
+    found += [f"{grade_id}: {v.reason}" for grade_id, v in verdicts.items() if v.reason is not None]
     return found
 
 

@@ -5,7 +5,8 @@ nbgrader's feedback HTML shows every test cell as graded, i.e. with the hidden t
 and their tracebacks, which quote expected values (nbgrader issues #917, #1363). A student who
 sees them can pass next year's hidden tests by copying. For every test cell that contains a
 hidden region this preprocessor keeps only the visible part of the source, and replaces the
-cell's outputs with one line: passed or failed, and the points. Registered in
+cell's outputs with the points and the judge's line per check (passed, or failed with a reason
+that names the case and the kind of failure, never an expected value: :mod:`points`). Registered in
 ``nbgrader_config.py`` after nbgrader's ``GetGrades`` (which records the points it shows).
 """
 from __future__ import annotations
@@ -16,6 +17,7 @@ from nbformat.v4 import new_output
 
 from staff import course_dir, nbgrader_cli
 from staff.course_dir import CourseDir, nbgrader
+from staff.grading.points import MARK, judged_output
 
 BEGIN, END = "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"
 
@@ -43,12 +45,14 @@ class RedactHiddenTests(Preprocessor):
             return cell, resources
         cell.source, had_hidden = visible_part(cell.source)
         if had_hidden:
+            # the gradebook's points (set by the judge outside the kernel), not what the kernel printed,
+            # and the judge's line per check (its reasons never quote an expected value)
             score, points = meta.get("score"), meta.get("points")
-            # the gradebook's points (set by the judge outside the kernel), not what the kernel printed
-            failed = score is None or points is None or score < points
-            verdict = "failed" if failed else "passed"
-            detail = f" ({score:g} / {points:g} points)" if score is not None and points is not None else ""
-            cell.outputs = [new_output("stream", name="stdout", text=f"Hidden tests {verdict}{detail}.\n")]
+            detail = f"{score:g} / {points:g} points" if score is not None and points is not None else "not graded"
+            judged = judged_output(cell)
+            checks = judged["metadata"][MARK].get("lines", []) if judged else ["(not judged)"]
+            text = "\n".join([f"Hidden tests: {detail}.", *(f"  {line}" for line in checks)]) + "\n"
+            cell.outputs = [new_output("stream", name="stdout", text=text)]
         return cell, resources
 
 

@@ -10,10 +10,15 @@ functions and messages as the visible checks.
 What a cell must record comes from the instructor's own solution: :func:`build_checks` runs the
 source notebook in the same sandbox and keeps, per test cell, the list of checks it made (kind,
 tolerance, which fixture value it compares with). A student's cell passes when it made exactly
-those checks, each within its tolerance, against the same fixture values, and did not fail in the
-kernel either; its points are then set in nbgrader's gradebook (``auto_score``) so export,
-feedback and the formgrader work unchanged. Checks against a value the cell computed itself (a
-sentence alone vs in a batch) are judged on the two recorded values, as extra conditions only.
+those checks, each within its tolerance, against the same fixture values. Its points split over
+its checks against withheld values, by each check's ``weight`` (equal unless the check says
+otherwise): a cell that gets three of four cases right earns three quarters, and each check's
+result comes with a reason that names the case and the kind of failure, never an expected value
+(:class:`Verdict`; :mod:`points` writes the points into nbgrader's gradebook and the reasons into
+the graded notebook). Checks against a value the cell computed itself (a sentence alone vs in a
+batch) or a shape are conditions: they pay nothing, and a failed one costs the cell as much as a
+failed check of the same weight. A check the cell never reached (it stopped at an error) fails as
+"not recorded"; more records than the instructor's run made fail the whole cell.
 Which cell wrote a record is fixed from outside the kernel: the runner opens a records folder
 for each graded test cell only while it runs (:mod:`cells`). A cell pays points only when at least
 one of its checks compares with a *hidden* fixture value the kernel never had (public fixtures
@@ -25,7 +30,6 @@ from __future__ import annotations
 import json
 import os
 import stat
-import threading
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -41,7 +45,6 @@ from staff.grading.cells import INDEX, graded_test
 MAX_RECORDS, MAX_TOTAL_BYTES = 20_000, 512 * 2**20
 NUMERIC = {np.dtype(t) for t in ("bool", "int8", "int16", "int32", "int64", "uint8", "float16", "float32", "float64")}
 KINDS = {"close", "equal", "rows", "shape", "perplexity", "accuracy"}
-_gradebook_lock = threading.Lock()
 
 
 @dataclass
@@ -88,7 +91,7 @@ def _read_one(path: Path) -> Record:
     if kind not in KINDS:
         raise BadRecords(f"{path.name} has an unknown kind {kind[:20]!r}")
     try:
-        tolerance = {k: float(meta[k]) for k in ("atol", "rtol", "limit", "minimum") if k in meta}
+        tolerance = {k: float(meta[k]) for k in ("atol", "rtol", "limit", "minimum", "weight") if k in meta}
         index = json.loads(meta.get("index", "[]"))
     except (ValueError, TypeError):
         raise BadRecords(f"{path.name} has malformed metadata") from None
@@ -157,9 +160,9 @@ def _compare(spec: dict, rec: Record, fixtures: Fixtures) -> None:
     else:
         raise AssertionError(f"{label}: the record has no expected value")
     if spec["kind"] == "close":
-        checks.compare_close(label, rec.got, expected, spec["atol"], spec["rtol"])
+        checks.compare_close(label, rec.got, expected, spec["atol"], spec["rtol"], reveal=False)
     elif spec["kind"] == "equal":
-        checks.compare_equal(label, rec.got, expected)
+        checks.compare_equal(label, rec.got, expected, reveal=False)
     elif spec["kind"] == "perplexity":
         checks.compare_perplexity(label, rec.got, expected, spec["limit"], spec["atol"])
     elif spec["kind"] == "accuracy":
@@ -178,25 +181,70 @@ def withheld(spec: dict) -> bool:
     return spec["kind"] in ("close", "equal", "perplexity", "accuracy") and str(spec.get("ref") or "").startswith("hidden/")
 
 
-def verdict(specs: list[dict], records: list[Record], fixtures: Fixtures) -> str | None:
-    """None when the cell passes, else the first reason it does not."""
+@dataclass
+class Check:
+    """One check's result: its label (from the instructor's run), its share of the cell's points
+    (``weight``; conditions pay nothing), and None when it passed, else why not."""
+
+    label: str
+    weight: float
+    paid: bool
+    reason: str | None
+
+
+@dataclass
+class Verdict:
+    """A judged test cell: each check's result, or ``problem`` when the whole cell fails."""
+
+    checks: list[Check]
+    problem: str | None = None
+
+    @property
+    def fraction(self) -> float:
+        """The share of the cell's points earned: passed withheld checks' weight, less failed
+        conditions' weight, over all withheld checks' weight."""
+        paid = sum(c.weight for c in self.checks if c.paid)
+        if self.problem or not paid:
+            return 0.0
+        earned = sum(c.weight for c in self.checks if c.reason is None and c.paid)
+        earned -= sum(c.weight for c in self.checks if c.reason is not None and not c.paid)
+        return max(0.0, earned) / paid
+
+    @property
+    def reason(self) -> str | None:
+        """None at full marks, else the first reason (what the canary and the instructor see)."""
+        if self.problem:
+            return self.problem
+        failed = [c for c in self.checks if c.reason is not None]
+        return None if not failed else failed[0].reason + (f" (and {len(failed) - 1} more)" if len(failed) > 1 else "")
+
+
+def _stopped(spec: dict, done: int, total: int) -> str:
+    return f"{spec['label']}: not recorded (the cell stopped after {done} of {total} checks, at an error)"
+
+
+def verdict(specs: list[dict], records: list[Record], fixtures: Fixtures) -> Verdict:
+    """Each check of a test cell against the record made in its place (in order)."""
     if not any(withheld(spec) for spec in specs):
-        return "this test compares with no withheld value, so it cannot pay points (run `make fixtures`)"
-    if not records:
-        return (f"nothing was recorded while this test cell ran (it makes {len(specs)} checks): "
-                "it stopped before its first check, or its code did not run")
-    for i, spec in enumerate(specs):
-        if i >= len(records):
-            return f"{spec['label']}: not recorded (the cell stopped after {len(records)} of {len(specs)} checks)"
-        try:
-            _compare(spec, records[i], fixtures)
-        except AssertionError as error:
-            return str(error)
-        except Exception as error:  # a malformed record must fail the cell, not the grader
-            return f"{spec['label']}: cannot be compared ({type(error).__name__}: {str(error)[:120]})"
+        return Verdict([], "this test compares with no withheld value, so it cannot pay points (run `make fixtures`)")
     if len(records) > len(specs):
-        return f"the cell recorded {len(records)} checks, the tests make {len(specs)}"
-    return None
+        return Verdict([], f"the cell recorded {len(records)} checks, the tests make {len(specs)}")
+    results = []
+    for i, spec in enumerate(specs):
+        reason = None
+        if i >= len(records):
+            reason = _stopped(spec, len(records), len(specs)) if records else \
+                f"{spec['label']}: not recorded (nothing was recorded while this test cell ran: it stopped " \
+                f"before its first check, or its code did not run)"
+        else:
+            try:
+                _compare(spec, records[i], fixtures)
+            except AssertionError as error:
+                reason = str(error)
+            except Exception as error:  # a malformed record must fail the check, not the grader
+                reason = f"{spec['label']}: cannot be compared ({type(error).__name__}: {str(error)[:120]})"
+        results.append(Check(spec["label"], float(spec.get("weight", 1.0)), withheld(spec), reason))
+    return Verdict(results)
 
 
 # ---- the instructor's checks ------------------------------------------------------------------
@@ -232,35 +280,15 @@ def specs_from_run(nb, records: dict[str, list[Record]]) -> dict[str, list[dict]
 
 
 def judge_notebook(records: dict[str, list[Record]], specs: dict[str, list[dict]],
-                   fixtures: Fixtures) -> dict[str, str | None]:
-    """{grade_id: None (passed) or the reason} for every graded test cell, from the records the
-    runner took from each cell while it ran (``records``: grade id -> records)."""
+                   fixtures: Fixtures) -> dict[str, Verdict]:
+    """{grade_id: :class:`Verdict`} for every graded test cell, from the records the runner took
+    from each cell while it ran (``records``: grade id -> records)."""
     return {grade_id: verdict(cell_specs, records.get(grade_id, []), fixtures) for grade_id, cell_specs in specs.items()}
 
 
 def unpaid_cells(specs: dict[str, list[dict]]) -> list[str]:
     """Graded test cells whose points would not rest on a withheld value (none, after ``make fixtures``)."""
     return [grade_id for grade_id, cell_specs in specs.items() if not any(withheld(s) for s in cell_specs)]
-
-
-def set_scores(db_url: str, student: str, assignment: str, verdicts: dict[str, str | None]) -> dict[str, float]:
-    """Write the judge's points into nbgrader's gradebook: a failed cell gets 0; a passed one keeps
-    nbgrader's score (its points, or 0 when the cell also failed in the kernel: the kernel can only
-    take points away, never give them). Every graded test cell has a verdict."""
-    from nbgrader.api import Gradebook
-
-    scores = {}
-    with _gradebook_lock, Gradebook(db_url) as gb:
-        for grade_id, reason in verdicts.items():
-            try:
-                grade = gb.find_grade(grade_id, assignment, assignment, student)
-            except Exception:  # MissingEntry: not a test cell of this assignment (a forged id)
-                continue
-            if reason is not None:
-                grade.auto_score = 0.0
-            scores[grade_id] = float(grade.auto_score or 0.0)
-        gb.db.commit()
-    return scores
 
 
 def build_checks(assignment: str, fixtures_root: Path, timeout: int = 900) -> dict[str, list[dict]]:
@@ -287,8 +315,11 @@ def build_checks(assignment: str, fixtures_root: Path, timeout: int = 900) -> di
                  f"values against withheld ones, or make it an ungraded visible check"
                  for grade_id, c in _graded_tests(nb) if c.metadata.get("course", {}).get("in_kernel")]
     verdicts = judge_notebook(records, specs, Fixtures(fixtures_root))
-    problems += [f"{grade_id}: the solution fails its own check: {reason}" for grade_id, reason in verdicts.items()
-                 if reason and grade_id not in unpaid_cells(specs)]
+    problems += [f"{grade_id}: the solution fails its own check: {v.reason}" for grade_id, v in verdicts.items()
+                 if v.reason and grade_id not in unpaid_cells(specs)]
+    problems += [f"{grade_id}: {s['label']}: weight {s['weight']!r} (a check's weight is a positive number)"
+                 for grade_id, cell_specs in specs.items() for s in cell_specs
+                 if not 0 < s.get("weight", 1.0) < float("inf")]
     if problems:
         raise AssertionError(f"{assignment}: " + "; ".join(problems))
     path = checks_file(assignment, fixtures_root)
@@ -297,15 +328,3 @@ def build_checks(assignment: str, fixtures_root: Path, timeout: int = 900) -> di
                                                                               as_version=4)),
                                 "cells": specs}, indent=1, sort_keys=True) + "\n")
     return specs
-
-
-def annotate(nb, verdicts: dict[str, str | None]) -> None:
-    """Append the judge's verdict to each judged cell's outputs (what the TA and the feedback see)."""
-    from nbformat.v4 import new_output
-
-    for grade_id, cell in _graded_tests(nb):
-        if grade_id in verdicts:
-            reason = verdicts[grade_id]
-            text = "Judged outside the kernel: passed.\n" if reason is None else \
-                f"Judged outside the kernel: failed. {reason}\n"
-            cell.outputs.append(new_output("stream", name="stdout" if reason is None else "stderr", text=text))

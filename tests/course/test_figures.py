@@ -41,7 +41,7 @@ def verdict_of(records, fig, ax, specs=None):
                           withheld("attention_plot_y"), withheld("attention_plot_layer"))
     plt.close(fig)
     got = judge.read_records(records)
-    return judge.verdict(specs or [r.spec() for r in got], got, judge.Fixtures(ROOT / "fixtures"))
+    return judge.verdict(specs or [r.spec() for r in got], got, judge.Fixtures(ROOT / "fixtures")).reason
 
 
 def test_a_heatmap_is_judged_on_what_it_shows_against_the_withheld_drawing(records):

@@ -30,30 +30,32 @@ def withheld(key="0.expected"):
 def test_a_correct_record_passes_and_a_wrong_one_fails_with_the_checks_message(records):
     record.write("close", "softmax(x)", expected(), withheld(), atol=1e-8, rtol=1e-5)
     fixtures = judge.Fixtures(ROOT / "fixtures")
-    assert judge.verdict([SPEC], judge.read_records(records), fixtures) is None
+    assert judge.verdict([SPEC], judge.read_records(records), fixtures).reason is None
     for path in records.iterdir():
         path.unlink()
     record.write("close", "softmax(x)", expected() + 1e-3, withheld(), atol=1e-8, rtol=1e-5)
-    reason = judge.verdict([SPEC], judge.read_records(records), fixtures)
-    assert reason.startswith("softmax(x): max abs error 0.001") and "atol=1e-08" in reason
+    reason = judge.verdict([SPEC], judge.read_records(records), fixtures).reason
+    size = expected().size
+    assert reason.startswith(f"softmax(x): {size} of {size} values out of tolerance; the largest error is ") \
+        and "times the tolerance (atol=1e-08, rtol=1e-05)" in reason
 
 
 def test_the_tolerance_and_the_fixture_are_the_instructors_not_the_records(records):
     fixtures = judge.Fixtures(ROOT / "fixtures")
     record.write("close", "softmax(x)", expected() + 1e-3, withheld(), atol=1.0, rtol=1.0)  # a loose tolerance
-    assert "max abs error" in judge.verdict([SPEC], judge.read_records(records), fixtures)
+    assert "out of tolerance" in judge.verdict([SPEC], judge.read_records(records), fixtures).reason
     for path in records.iterdir():
         path.unlink()
     record.write("close", "softmax(x)", expected("1.expected"), withheld("1.expected"))  # an easier case
-    assert "did not make this check" in judge.verdict([SPEC], judge.read_records(records), fixtures)
+    assert "did not make this check" in judge.verdict([SPEC], judge.read_records(records), fixtures).reason
 
 
 def test_missing_and_extra_checks_fail(records):
     fixtures = judge.Fixtures(ROOT / "fixtures")
-    assert "nothing was recorded" in judge.verdict([SPEC], [], fixtures)
+    assert "nothing was recorded" in judge.verdict([SPEC], [], fixtures).reason
     record.write("close", "softmax(x)", expected(), withheld(), atol=1e-8, rtol=1e-5)
     record.write("close", "softmax(x)", expected(), withheld(), atol=1e-8, rtol=1e-5)
-    assert "recorded 2 checks" in judge.verdict([SPEC], judge.read_records(records), fixtures)
+    assert "recorded 2 checks" in judge.verdict([SPEC], judge.read_records(records), fixtures).reason
 
 
 def test_links_oversized_and_malformed_records_are_refused(records):
@@ -106,10 +108,10 @@ def test_every_graded_test_cell_pays_only_for_a_withheld_value(assignment):
 
 def test_a_cell_without_records_or_without_a_withheld_value_fails(records):
     fixtures = judge.Fixtures(ROOT / "fixtures")
-    assert "nothing was recorded while this test cell ran" in judge.verdict([SPEC], [], fixtures)
+    assert "nothing was recorded while this test cell ran" in judge.verdict([SPEC], [], fixtures).reason
     public = {**SPEC, "ref": "public/01_attention/softmax:0.expected"}
     record.write("close", "softmax(x)", expected(), withheld(), atol=1e-8, rtol=1e-5)
-    assert "no withheld value" in judge.verdict([public], judge.read_records(records), fixtures)
+    assert "no withheld value" in judge.verdict([public], judge.read_records(records), fixtures).reason
 
 
 def test_perplexity_is_the_judges_own_on_its_own_targets_and_limit(records):
@@ -126,7 +128,7 @@ def test_perplexity_is_the_judges_own_on_its_own_targets_and_limit(records):
             path.unlink()
         record.write("perplexity", "held-out perplexity", log_probs.astype(np.float32), target,
                      **{"limit": 11.0, "atol": 1e-3, **numbers})
-        return judge.verdict([spec], judge.read_records(records), fixtures)
+        return judge.verdict([spec], judge.read_records(records), fixtures).reason
 
     good = np.full((*targets.shape, 96), np.log(0.1 / 95), dtype=np.float64)   # 0.9 on the right character
     np.put_along_axis(good, targets[..., None].astype(np.int64), np.log(0.9), axis=-1)
@@ -155,3 +157,65 @@ def test_grading_stops_before_anyone_without_a_record_of_the_checks(tmp_path):
         source.cells.append(nbformat.v4.new_code_cell("pass"))
     with pytest.raises(judge.ChecksUnavailable, match="out of date"):
         judge.load_checks("01_attention", ROOT / "fixtures", source)
+
+
+def _specs(n, weights=None):
+    """``n`` checks of the softmax fixture's cases (withheld expected outputs), with their weights."""
+    return [{**SPEC, "label": f"case {i}", "ref": f"hidden/01_attention/softmax:{i}.expected",
+             **({"weight": weights[i]} if weights and weights[i] != 1 else {})} for i in range(n)]
+
+
+def test_a_cells_points_split_over_its_checks_by_weight_with_a_reason_for_each_failure(records):
+    """Three of four right earn three quarters; a declared weight moves the split; a reason names the
+    case and the kind of failure and quotes no expected value."""
+    fixtures = judge.Fixtures(ROOT / "fixtures")
+    for i in range(4):
+        value = expected(f"{i}.expected")
+        wrong = value + 0.25 if i == 2 else value
+        record.write("close", f"case {i}", wrong, withheld(f"{i}.expected"), atol=1e-8, rtol=1e-5,
+                     **({"weight": 2.0} if i == 2 else {}))
+    got = judge.read_records(records)
+    assert got[2].spec()["weight"] == 2.0 and "weight" not in got[0].spec()
+    verdict = judge.verdict(_specs(4), got, fixtures)
+    assert verdict.fraction == 0.75 and [c.reason is None for c in verdict.checks] == [True, True, False, True]
+    assert judge.verdict(_specs(4, [1, 1, 2, 1]), got, fixtures).fraction == 3 / 5   # the instructor's weights
+    reason = verdict.checks[2].reason
+    assert reason.startswith("case 2: ") and "values out of tolerance" in reason and "times the tolerance" in reason
+    shown = {f"{v:.6g}" for v in expected("2.expected").ravel()} | {f"{v:.4g}" for v in expected("2.expected").ravel()}
+    assert not [v for v in shown if v in reason], "a reason quotes an expected value"
+
+
+def test_a_cell_that_stops_keeps_what_it_checked_and_extra_records_fail_the_cell(records):
+    fixtures = judge.Fixtures(ROOT / "fixtures")
+    for i in range(2):
+        record.write("close", f"case {i}", expected(f"{i}.expected"), withheld(f"{i}.expected"), atol=1e-8, rtol=1e-5)
+    verdict = judge.verdict(_specs(4), judge.read_records(records), fixtures)
+    assert verdict.fraction == 0.5
+    assert verdict.checks[3].reason == "case 3: not recorded (the cell stopped after 2 of 4 checks, at an error)"
+    assert judge.verdict(_specs(1), judge.read_records(records), fixtures).fraction == 0
+    condition = {"kind": "shape", "label": "y shape", "ref": None, "index": []}
+    record.write("shape", "y shape", np.asarray([2, 3]), np.asarray([3, 2]))
+    failed = judge.verdict([*_specs(2), condition], judge.read_records(records), fixtures)
+    assert failed.fraction == 0.5 and not failed.checks[2].paid   # a failed condition costs, never pays
+
+
+def test_the_judges_output_is_the_only_one_marked_as_its_own(records):
+    """A kernel can print an output with the judge's mark: annotate removes it before adding its own."""
+    from nbformat.v4 import new_code_cell, new_notebook, new_output
+
+    from staff.grading import points
+
+    cell = new_code_cell("checks()", metadata={"nbgrader": {"grade": True, "grade_id": "t", "points": 4,
+                                                            "solution": False, "locked": True}})
+    forged = new_output("display_data", data={"text/plain": "Judged outside the kernel: 4 of 4 points"},
+                        metadata={points.MARK: {"fraction": 1.0, "lines": ["✓ everything"]}})
+    cell.outputs = [forged]
+    nb = new_notebook(cells=[cell])
+    record.write("close", "case 0", expected(), withheld(), atol=1e-8, rtol=1e-5)
+    verdict = judge.verdict(_specs(2), judge.read_records(records), judge.Fixtures(ROOT / "fixtures"))
+    points.annotate(nb, {"t": verdict})
+    judged = points.judged_output(cell)
+    assert len(cell.outputs) == 1 and judged["metadata"][points.MARK]["fraction"] == 0.5
+    assert judged["data"]["text/plain"].startswith("Judged outside the kernel: 2 of 4 points, 1 of 2 checks passed.")
+    assert judged["metadata"][points.MARK]["lines"] == ["✓ case 0", "✗ case 1: not recorded (the cell stopped "
+                                                        "after 1 of 2 checks, at an error)"]
