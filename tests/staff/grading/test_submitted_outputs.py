@@ -1,0 +1,234 @@
+"""The formgrader shows, under a free-text answer, the outputs the student submitted for the cells
+the question names, beside the graded run's (staff/grading/submitted_outputs.py): rendered by
+nbgrader's real ``formgrade`` template on crafted courses, hostile outputs included. The browser
+view of a graded sample is tests/e2e/test_formgrader.py."""
+from __future__ import annotations
+
+import base64
+import html as htmllib
+import re
+import struct
+import zlib
+
+import nbformat
+import pytest
+from nbconvert.exporters import HTMLExporter
+from nbgrader.server_extensions.formgrader.handlers import template_path
+
+from staff import course_dir
+from staff.grading import formgrader, model_answers, submitted_outputs
+from staff.grading.submitted_outputs import AddSubmittedOutputs
+
+ASSIGNMENT, STUDENT = "a1", "mallory"
+
+
+def _png(width: int = 2, height: int = 2, junk: bytes = b"") -> bytes:
+    """A real PNG (grey pixels), or with ``junk`` a header declaring any size."""
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+    rows = b"".join(b"\x00" + b"\x80" * width for _ in range(height))
+    body = junk or zlib.compress(rows)
+    return (submitted_outputs.PNG_SIGNATURE + chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 0, 0, 0, 0))
+            + chunk(b"IDAT", body) + chunk(b"IEND", b""))
+
+
+def _b64(data: bytes) -> str:
+    return base64.b64encode(data).decode()
+
+
+def _code(grade_id: str, outputs=()) -> nbformat.NotebookNode:
+    cell = nbformat.v4.new_code_cell("print('run me')", id=grade_id, outputs=list(outputs))
+    cell.metadata.nbgrader = {"grade_id": grade_id, "locked": True, "solution": False, "grade": False,
+                              "schema_version": 3}
+    return cell
+
+
+def _answer(grade_id: str, question: str) -> nbformat.NotebookNode:
+    cell = nbformat.v4.new_markdown_cell(f"{question}\n\n### BEGIN SOLUTION\nThe model answer of {grade_id}, "
+                                         f"naming *decoy* in the solution only.\n### END SOLUTION", id=grade_id)
+    cell.metadata.nbgrader = {"grade_id": grade_id, "solution": True, "grade": True, "locked": False,
+                              "points": 2, "schema_version": 3}
+    return cell
+
+
+def _stream(text: str) -> dict:
+    return nbformat.v4.new_output("stream", name="stdout", text=text)
+
+
+def _display(data: dict) -> dict:
+    return nbformat.v4.new_output("display_data", data=data)
+
+
+QUESTIONS = [_answer("q_speed", "Read the speed-up off your table (the cell *experiment*) and your figure "
+                                "(the cell *figure*); ignore *not_a_cell*."),
+             _answer("q_none", "Explain in your own words (no cell named).")]
+HOSTILE = [
+    _display({"text/html": "<script>alert('html')</script>", "text/plain": "plain fallback <b>bold?</b>"}),
+    _display({"application/javascript": "alert('js')"}),
+    _display({"image/svg+xml": "<svg onload=\"alert('svg')\"></svg>"}),
+    _display({"text/markdown": "[click](javascript:alert('md'))"}),
+    _stream("<img src=x onerror=alert('stream')> costs $x^2$\n\n<b>after a blank line</b>\n"),
+    _display({"image/png": _b64(_png(9000, 9000, junk=b"x"))}),
+    _display({"image/png": _b64(_png(junk=b"x" * (3 * 2**20)))}),
+    _display({"image/png": "not base64 at all!!"}),
+    _display({"image/png": _b64(b"GIF89a" + b"\x00" * 40)}),
+    _stream("\x1b[31mred\x1b[0m " + "y" * 50_000),
+]
+
+
+def _notebook(cells) -> nbformat.NotebookNode:
+    nb = nbformat.v4.new_notebook(cells=cells)
+    nb.metadata.kernelspec = {"name": "python3", "language": "python", "display_name": "Python 3"}
+    return nb
+
+
+@pytest.fixture
+def course(tmp_path):
+    """A course with a source notebook, the graded run (autograded/) and the student's notebook
+    (submitted/) with hostile outputs in the named cell ``experiment``."""
+    def write(folder: str, experiment, figure) -> None:
+        path = tmp_path / folder / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
+        path.parent.mkdir(parents=True)
+        nbformat.write(_notebook([_code("experiment", experiment), _code("figure", figure), *QUESTIONS]), path)
+    (tmp_path / "source" / ASSIGNMENT).mkdir(parents=True)
+    nbformat.write(_notebook([_code("experiment"), _code("figure"), *QUESTIONS]),
+                   tmp_path / "source" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb")
+    figure = [_display({"image/png": _b64(_png()), "text/plain": "<Figure>"})]
+    write(f"autograded/{STUDENT}", [_stream("speed-up 1.2x (graded run)\n")], figure)
+    write(f"submitted/{STUDENT}", [_stream("speed-up 7.1x (my run)\n"), *HOSTILE], figure)
+    return tmp_path
+
+
+def render(root, monkeypatch, template: str = "formgrade", student: str = STUDENT) -> str:
+    """The grading page's HTML, as nbgrader's SubmissionHandler renders it."""
+    monkeypatch.setenv("JUPYTER_PATH", str(formgrader.JUPYTER_DATA))
+    exporter = HTMLExporter(template_name=template, extra_template_basedirs=[template_path])
+    resources = {"assignment_id": ASSIGNMENT, "notebook_id": ASSIGNMENT, "student": student, "submission_id": "x",
+                 "index": 0, "total": 1, "base_url": "", "last_name": "M", "first_name": "M", "notebook_path": "x"}
+    page, _ = exporter.from_filename(str(root / "autograded" / STUDENT / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"),
+                                     resources=resources)
+    return page
+
+
+def _panels(page: str) -> dict[str, str]:
+    """``{grade_id: panel HTML}`` (the page as nbconvert serialises it: attributes sorted, entities
+    of plain characters written out)."""
+    return dict(re.findall(r'<details class="panel panel-info submitted-outputs tex2jax_ignore" data-grade-id="(\w+)"'
+                           r' open="">(.*?)</details>', page, re.S))
+
+
+def test_a_named_cell_is_shown_as_submitted_beside_the_graded_run(course, monkeypatch):
+    page = render(course, monkeypatch)
+    panels = _panels(page)
+    assert list(panels) == ["q_speed"], "only the question that names cells gets a panel"
+    speed = panels["q_speed"]
+    assert "As submitted (the student's own run)" in speed
+    cells = re.findall(r'data-cell="(\w+)"', speed)
+    assert cells == ["experiment", "figure"], "the named cells, in the question's order, not the decoy"
+    experiment = speed.split('data-cell="figure"')[0]
+    mine, graded = experiment.split('class="graded-run"')
+    assert "speed-up 7.1x (my run)" in mine and "speed-up 1.2x (graded run)" in graded
+    assert "speed-up 7.1x" not in graded
+    assert submitted_outputs.DIFFERS in htmllib.unescape(experiment)
+    figure = speed.split('data-cell="figure"')[1]
+    assert submitted_outputs.SAME in htmllib.unescape(figure) and submitted_outputs.DIFFERS not in figure
+    assert figure.count(f"data:image/png;base64,{_b64(_png())}") == 2  # the same real PNG on both sides
+    # The page order: the answer, its model answer, then what the student submitted.
+    answer, model, shown = (page.index(s) for s in ('id="q_speed"', 'class="panel panel-success model-answer"',
+                                                    'submitted-outputs tex2jax_ignore" data-grade-id="q_speed"'))
+    assert answer < model < shown
+
+
+def test_hostile_outputs_are_never_rendered_as_markup(course, monkeypatch):
+    page = render(course, monkeypatch)
+    speed = _panels(page)["q_speed"]
+    for payload in ("alert('html')", "alert('js')", "alert('svg')", "javascript:alert", "<img src=x"):
+        assert payload not in page, payload  # neither in the panel nor anywhere on the page
+    assert "&lt;img src=x onerror=alert('stream')&gt;" in speed, "a stream's text, escaped"
+    assert "plain fallback &lt;b&gt;bold?&lt;/b&gt;" in speed, "text/plain instead of the HTML"
+    assert "&lt;b&gt;after a blank line&lt;/b&gt;" in speed, "a blank line does not end the HTML block"
+    assert "<svg" not in speed and "<script" not in speed
+    assert re.search(r"<pre>[^<]*costs \$x\^2\$", speed), "a student's formula stays text (MathJax skips <pre>)"
+    assert speed.count("output not shown (only text and PNG are)") == 3  # javascript, svg, markdown
+    text = htmllib.unescape(re.sub(r"<[^>]+>", " ", speed))
+    assert "image not shown: 9000 x 9000 pixels" in text
+    assert "image not shown: larger than 2 MB" in text
+    assert "image not shown: not valid base64" in text
+    assert "image not shown: not a PNG" in text
+    assert "\x1b" not in speed and "red y" in text
+    assert re.search(r"truncated: [\d,]+ more characters not shown", text)
+    assert len(speed) < 60_000, "a huge output does not reach the page whole"
+
+
+def test_a_missing_or_unreadable_submission_gives_a_note(course, monkeypatch):
+    submitted = course / "submitted" / STUDENT / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
+    for content, reason in ((None, "is missing"), (b"\x00\xff{not json", "is not a readable notebook"),
+                            (b"[1, 2]", "is not a notebook"), (b'{"cells": {"a": 1}}', "is not a notebook")):
+        if content is None:
+            submitted.unlink()
+        else:
+            submitted.write_bytes(content)
+        speed = _panels(render(course, monkeypatch))["q_speed"]
+        assert reason in speed and "only the graded run is shown" in speed, (reason, speed[:300])
+
+
+def test_a_cell_submitted_without_outputs_says_so(course, monkeypatch):
+    submitted = course / "submitted" / STUDENT / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
+    nb = nbformat.read(submitted, as_version=4)
+    nb.cells[0].outputs = []
+    del nb.cells[1]  # the figure's cell deleted: matched by nothing
+    nbformat.write(nb, submitted)
+    speed = _panels(render(course, monkeypatch))["q_speed"]
+    assert "did not run this cell before submitting" in speed
+    assert "no such cell in the submitted notebook" in speed
+
+
+def test_cells_are_matched_by_grade_id_then_cell_id(course, monkeypatch):
+    """A student's notebook whose nbgrader metadata is gone still shows its outputs by cell id; a
+    cell claiming another's grade_id after the real one does not replace it."""
+    submitted = course / "submitted" / STUDENT / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
+    nb = nbformat.read(submitted, as_version=4)
+    nb.cells[0].metadata = {}
+    impostor = _code("experiment", [_stream("impostor output\n")])
+    impostor.id = "impostor"  # its grade_id claims the cell, its id is its own
+    nb.cells.append(impostor)
+    nbformat.write(nb, submitted)
+    speed = _panels(render(course, monkeypatch))["q_speed"]
+    assert "speed-up 7.1x (my run)" in speed and "impostor output" not in speed
+
+
+def test_a_student_id_cannot_point_outside_submitted(course, monkeypatch):
+    (course / "outside" / ASSIGNMENT).mkdir(parents=True)
+    (course / "outside" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb").write_bytes(
+        (course / "submitted" / STUDENT / ASSIGNMENT / f"{ASSIGNMENT}.ipynb").read_bytes())
+    speed = _panels(render(course, monkeypatch, student="../outside"))["q_speed"]
+    assert "outside the course" in speed and "7.1x" not in speed
+
+
+def test_registered_for_the_grading_page_only_before_the_model_answers(monkeypatch):
+    """Like the model answers: nbgrader's ``formgrade`` template gets it, its ``feedback`` template
+    never does, even with the formgrader's JUPYTER_PATH (a terminal in its JupyterLab)."""
+    monkeypatch.setenv("JUPYTER_PATH", str(formgrader.JUPYTER_DATA))
+
+    def preprocessors(template: str) -> list[type]:
+        exporter = HTMLExporter(template_name=template, extra_template_basedirs=[template_path])
+        return [type(p) for p in exporter._preprocessors]
+
+    grading = preprocessors("formgrade")
+    assert grading.index(AddSubmittedOutputs) < grading.index(model_answers.AddModelAnswers)
+    assert AddSubmittedOutputs not in preprocessors("feedback")
+
+
+def test_the_course_questions_name_code_cells_of_the_release():
+    """Which cells each free-text question of the course names (*grade_id* in its text): every one
+    is a code cell of the released notebook, so a student's submission has it."""
+    named = {}
+    for assignment in course_dir.assignments():
+        release = nbformat.read(course_dir.release_notebook(assignment), as_version=4)
+        code = {course_dir.nbgrader(c).get("grade_id") for c in release.cells if c.cell_type == "code"}
+        for question, cells in submitted_outputs.questions(course_dir.source_notebook(assignment)).items():
+            assert set(cells) <= code, (assignment, question, cells)
+            named[question] = cells
+    assert named["q_temperature"] == ["samples"]
+    assert named["q_cache"] == ["cache_speed"]
+    assert named["q_pattern"] == ["plot_attention"]
