@@ -65,3 +65,11 @@ c.GenerateFeedback.preprocessors = [
     "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor",
     "staff.grading.feedback.RedactHiddenTests",
 ]
+
+# Late work (staff/grading/late.py): due dates live in due_dates.toml, when each submission arrived
+# in its timestamp.txt; nbgrader's late-penalty plugin seam charges the difference. The course's
+# policy, set here and nowhere else: 10 % of a notebook's points per started day late, at most
+# 50 % (late work scoring zero would be per_day = cap = 1.0).
+c.AssignLatePenalties.plugin_class = "staff.grading.late.CourseLatePenalty"
+c.CourseLatePenalty.per_day = 0.10
+c.CourseLatePenalty.cap = 0.50

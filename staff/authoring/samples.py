@@ -23,12 +23,14 @@ from __future__ import annotations
 import re
 import shutil
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import nbformat
 
 from staff import course_dir
 from staff.course_dir import nbgrader
+from staff.grading import late
 
 #: The sample students' names (id,first_name,last_name,email), imported with the samples.
 ROSTER = course_dir.SAMPLES / "roster.csv"
@@ -87,13 +89,16 @@ def fill(sample: Sample, release_root: Path = course_dir.RELEASE) -> nbformat.No
 
 
 def submit(sample: Sample, course: course_dir.CourseDir, student: str | None = None) -> Path:
-    """Write ``sample`` as ``submitted/<student>/<assignment>/<assignment>.ipynb`` (replacing any)."""
+    """Write ``sample`` as ``submitted/<student>/<assignment>/<assignment>.ipynb`` (replacing any),
+    received (nbgrader's ``timestamp.txt``) a day before its due date: samples are on time."""
     folder = course.submitted / (student or sample.student) / sample.assignment
     if folder.exists():
         shutil.rmtree(folder)
     folder.mkdir(parents=True)
     path = folder / f"{sample.assignment}.ipynb"
     nbformat.write(fill(sample, course.release), path)
+    due = late.due_dates().get(sample.assignment)
+    late.write_timestamp(folder, due - timedelta(days=1) if due else datetime.now(timezone.utc))
     return path
 
 

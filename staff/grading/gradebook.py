@@ -14,6 +14,7 @@ from nbgrader.api import Gradebook, MissingEntry
 
 from staff import nbgrader_cli
 from staff.course_dir import CourseDir
+from staff.grading import late
 
 BACKUPS_KEPT = 5
 
@@ -36,7 +37,8 @@ def backup(course: CourseDir) -> Path | None:
 def register(assignments: list[str], course: CourseDir) -> None:
     """Make sure the gradebook knows each assignment's cells, hidden tests included (a fresh clone
     has no gradebook): generate into a throw-away folder, which records the source cells, and
-    leave release/ alone. Registering also creates a missing gradebook once, not in parallel."""
+    leave release/ alone. Registering also creates a missing gradebook once, not in parallel, and
+    writes each assignment's due date from ``due_dates.toml`` (:mod:`late`)."""
     missing = []
     if course.gradebook.exists() or not course.db_url.startswith("sqlite:"):
         with Gradebook(course.db_url) as gb:
@@ -52,6 +54,7 @@ def register(assignments: list[str], course: CourseDir) -> None:
         for assignment in missing:
             nbgrader_cli.run("generate_assignment", assignment, "--log-level=WARN",
                              f"--CourseDirectory.release_directory={tmp}", course=course)
+    late.write_due_dates(assignments, course)
 
 
 def import_roster(roster: Path, course: CourseDir) -> None:

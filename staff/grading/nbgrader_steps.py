@@ -66,13 +66,20 @@ _config_lock = threading.Lock()
 _nbgrader_log = logging.getLogger("staff.grading.nbgrader")
 
 
+def course_config(course: CourseDir) -> Config:
+    """The course's nbgrader configuration (``nbgrader_config.py``: its preprocessors, the late
+    penalty's plugin and policy), pointed at ``course``'s folder and gradebook."""
+    config = Config(PyFileConfigLoader("nbgrader_config.py", path=str(course_dir.COURSE.root)).load_config())
+    config.CourseDirectory.root = str(course.root)
+    config.CourseDirectory.db_url = course.db_url
+    return config
+
+
 def save(course: CourseDir, student: str, assignment: str, executed: NotebookNode | str) -> str:
     """``nbgrader autograde`` for one submission, in this process, with the execution swapped for
     the worker's: nbgrader creates the student and submission (its timestamp, late penalty), writes
     ``autograded/``, and saves the points. Returns what nbgrader logged as an error ("" if none)."""
-    config = Config(PyFileConfigLoader("nbgrader_config.py", path=str(course_dir.COURSE.root)).load_config())
-    config.CourseDirectory.root = str(course.root)
-    config.CourseDirectory.db_url = course.db_url
+    config = course_config(course)
     config.CourseDirectory.student_id = student
     config.CourseDirectory.assignment_id = assignment
     config.BaseConverter.force = True
