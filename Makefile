@@ -59,7 +59,7 @@ publish: setup ## build the student bundle in publish/ (push it to the public re
 figures: setup ## redraw docs/figures/ (attention maps, KV-cache speed-up, architecture diagrams) and embed the diagrams in source/ (then make release)
 	$(STAFF) figure
 
-collect: setup ## import an LMS zip of notebooks into submitted/: make collect ZIP=download.zip
+collect: setup ## import an LMS zip of notebooks into submitted/ (keeps the LMS's LATE marker and any time in the name): make collect ZIP=download.zip
 	@test -n "$(ZIP)" || { echo "usage: make collect ZIP=path/to/lms-download.zip"; exit 2; }
 	$(STAFF) collect "$(ZIP)"
 
@@ -70,8 +70,8 @@ students: setup ## import students' names into the gradebook: make students ROST
 	@test -n "$(ROSTER)" || { echo "usage: make students ROSTER=path/to/roster.csv"; exit 2; }
 	$(STAFF) students "$(ROSTER)"
 
-autograde: setup ## grade every submission on a Dask cluster (local: JOBS workers; SCHEDULER=tcp://...: yours) with a status each; FORCE=1 regrades unchanged ones
-	$(STAFF) autograde $(if $(UNSAFE),--unsafe-no-sandbox) $(if $(FORCE),--force)
+autograde: setup ## grade every submission on a Dask cluster (local: JOBS workers; SCHEDULER=tcp://...: yours) with a status each; FORCE=1 regrades unchanged ones; STUDENT=id and/or ASSIGNMENT=name regrade just those (forced, manual grades kept, logged; REASON=...)
+	$(STAFF) autograde $(ASSIGNMENT) $(foreach s,$(STUDENT),--student $(s)) $(if $(ASSIGNMENT),--regrade) $(if $(REASON),--reason "$(REASON)") $(if $(UNSAFE),--unsafe-no-sandbox) $(if $(FORCE),--force)
 
 formgrader: setup ## JupyterLab with nbgrader's formgrader for TAs (PORT=8888): prints the address with its token; Ctrl-C stops it
 	$(STAFF) formgrader $(if $(PORT),--port $(PORT))
@@ -79,7 +79,7 @@ formgrader: setup ## JupyterLab with nbgrader's formgrader for TAs (PORT=8888): 
 feedback: setup ## per-student feedback HTML in feedback/ (warns while free-text answers wait for a TA; COMPLETE=1 refuses then)
 	$(STAFF) feedback $(if $(COMPLETE),--complete)
 
-export: setup ## grades.csv from the gradebook, with status and pending-manual columns
+export: setup ## grades.csv from the gradebook, with status, pending-manual and late-work (due date, timestamp, days late, penalty) columns
 	$(STAFF) export
 
 report: setup ## print the score table; write reports/report.html (figures, flagged submissions)

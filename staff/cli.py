@@ -172,9 +172,19 @@ def _autograde(args) -> int:
     from staff.grading.judge import ChecksUnavailable
     from staff.grading.sandbox import SandboxUnavailable
 
+    grading = dict(jobs=args.jobs, limits=limits, unsafe=args.unsafe_no_sandbox)
     try:
-        outcomes = autograde.autograde(args.assignments or None, jobs=args.jobs, limits=limits,
-                                       unsafe=args.unsafe_no_sandbox, force=args.force)
+        if args.student or args.regrade:  # forced, and logged for the report
+            from staff.grading import regrade
+
+            outcomes = regrade.regrade(students=args.student, assignments=args.assignments or None,
+                                       reason=args.reason, **grading)
+            if not outcomes:
+                print(f"autograde: no submission of {', '.join(args.student or ['anyone'])} in "
+                      f"{', '.join(args.assignments or ['any assignment'])} in submitted/", file=sys.stderr)
+                return 1
+        else:
+            outcomes = autograde.autograde(args.assignments or None, force=args.force, **grading)
     except SandboxUnavailable as error:
         print(f"autograde: stopped, no sandbox for the student kernels: {error}", file=sys.stderr)
         return 2
@@ -213,6 +223,12 @@ def _report(args) -> int:
     if found:
         print("\nTest cells whose points a kernel could influence (every other point is judged against withheld values): "
               + (f"\n{notes}" if notes else "none"))
+    from staff.grading import regrade
+
+    regrades = regrade.entries()
+    if regrades:
+        print(f"\nRegrades ({regrade.log_file(course_dir.COURSE).relative_to(course_dir.COURSE.root)}):\n"
+              + regrade.table(regrades))
     if args.html and found:
         print(f"report: wrote {report.write_report().relative_to(course_dir.COURSE.root)}")
     return 1 if any(r.expected is not None and r.expected != r.auto_score for r in found) else 0
@@ -257,13 +273,18 @@ def parser() -> argparse.ArgumentParser:
     command("students", _students, "import students' names and emails into the gradebook from a CSV "
             "(id,first_name,last_name,email)", assignments=False).add_argument("roster", type=Path)
     grade = command("autograde", _autograde, "grade every submission on a Dask cluster (local unless SCHEDULER "
-                    "is set), with a status each")
+                    "is set), with a status each; --student/--regrade: regrade just those, keeping manual grades")
     grade.add_argument("--jobs", type=int, help="local workers (default: JOBS, else one per core)")
     grade.add_argument("--cell-timeout", type=int, help="seconds per cell (default: CELL_TIMEOUT)")
     grade.add_argument("--wall", type=int, help="seconds per notebook (default: NOTEBOOK_TIMEOUT)")
     grade.add_argument("--memory-gb", type=float, help="memory per grading process (default: MEMORY_GB)")
     grade.add_argument("--force", action="store_true",
                        help="grade again submissions unchanged since their last grade (default: keep those)")
+    grade.add_argument("--student", action="append", metavar="ID",
+                       help="regrade only this student's submissions (repeatable): forced, logged for the report")
+    grade.add_argument("--regrade", action="store_true",
+                       help="regrade the named assignments (and --student's), forced, logged for the report")
+    grade.add_argument("--reason", default="", help="why, for the regrade log (e.g. a dispute's number)")
     grade.add_argument("--unsafe-no-sandbox", action="store_true",
                        help="grade without the sandbox where none can be made (grades are marked unsafe)")
     command("formgrader", _formgrader, "JupyterLab with nbgrader's formgrader on the course, for grading "
@@ -271,7 +292,8 @@ def parser() -> argparse.ArgumentParser:
         "--port", type=int, default=8888)
     command("feedback", _feedback, "per-student feedback HTML, hidden tests redacted").add_argument(
         "--complete", action="store_true", help="write nothing while any free-text answer waits for a TA")
-    command("export", _export, "grades.csv with status, reason and manual_pending columns", assignments=False)
+    command("export", _export, "grades.csv with status, reason, manual_pending and late-work (due date, timestamp, "
+            "days late, LMS marker, penalty) columns", assignments=False)
     command("report", _report, "the score table; --html also writes reports/report.html").add_argument(
         "--html", action="store_true")
     return top

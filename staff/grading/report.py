@@ -5,7 +5,8 @@ so a free-text answer that no TA has graded yet is never mistaken for a zero; bu
 are compared with the score their file promises. The report (``reports/report.html`` with PNG
 figures) shows the score distribution of each assignment, the pass rate of every graded test
 (which exercise the class struggles with), grading time per submission, and every submission
-whose status needs a human (flagged, repaired, timeout, kernel died, disk quota, invalid notebook).
+whose status needs a human (flagged, repaired, timeout, kernel died, disk quota, invalid notebook),
+and the regrade log (:mod:`regrade`).
 """
 from __future__ import annotations
 
@@ -165,6 +166,11 @@ def write_report(course: CourseDir = course_dir.COURSE, out: Path | None = None)
         plt.close(fig)
         parts.append(f"<h2>{html.escape(title)}</h2><img src='{name}' alt='{html.escape(title)}'>")
     parts.append("<h2>Scores</h2><pre>" + html.escape(table(found)) + "</pre>")
+    from staff.grading import regrade  # make autograde STUDENT=... ASSIGNMENT=...: who regraded what, and the score change
+
+    regrades = regrade.entries(course)
+    parts.append(f"<h2>Regrades ({len(regrades)})</h2>" + (f"<pre>{html.escape(regrade.table(regrades))}</pre>"
+                                                           if regrades else "<p>None.</p>"))
     report = out / "report.html"
     report.write_text("\n".join(parts) + "\n")
     return report
