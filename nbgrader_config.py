@@ -59,11 +59,13 @@ c.ClearSolutions.text_stub = "YOUR ANSWER HERE"
 os.environ[settings.FIXTURES_VARIABLE] = str(current.fixtures)
 os.environ.setdefault("MPLBACKEND", "Agg")
 
-# Feedback shows hidden tests only as passed/failed with their points (staff/grading/feedback.py).
+# Feedback shows hidden tests only as their points and the judge's line per check, and answers no TA
+# has graded yet as pending, never as zero (staff/grading/feedback.py).
 c.GenerateFeedback.preprocessors = [
     "nbgrader.preprocessors.GetGrades",
     "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor",
     "staff.grading.feedback.RedactHiddenTests",
+    "staff.grading.feedback.ShowPending",
 ]
 
 # Late work (staff/grading/late.py): due dates live in due_dates.toml, when each submission arrived

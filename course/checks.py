@@ -107,9 +107,11 @@ def compare_close(name: str, value: Any, expected: Any, atol: float, rtol: float
     if got.size and excess.max() > 0 and not reveal:  # no index or value: a hidden expected output
         with np.errstate(divide="ignore"):
             ratio = float((error / allowed).max()) if allowed.min() > 0 else float("inf")
+        rounded = float(f"{ratio:.2g}")  # two significant figures: how far, not where the value is
+        times = f"{rounded:,.0f}" if 10 <= rounded < float("inf") else f"{rounded:g}"
         raise AssertionError(
             f"{name}: {int((excess > 0).sum())} of {got.size} values out of tolerance; the largest error "
-            f"is {ratio:.2g} times the tolerance (atol={atol:g}, rtol={rtol:g})")
+            f"is {times} times the tolerance (atol={atol:g}, rtol={rtol:g})")
     if got.size and excess.max() > 0:
         worst = _unravel(int(_argmax(excess)), got.shape)
         at = tuple(int(i) for i in worst)

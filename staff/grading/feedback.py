@@ -1,5 +1,6 @@
 """Feedback for students, without secrets: ``nbgrader generate_feedback`` per assignment, with
-the preprocessor :class:`RedactHiddenTests`.
+the preprocessors :class:`RedactHiddenTests` and :class:`ShowPending` (an answer no TA has graded
+yet is shown as pending, never as zero).
 
 nbgrader's feedback HTML shows every test cell as graded, i.e. with the hidden tests restored,
 and their tracebacks, which quote expected values (nbgrader issues #917, #1363). A student who
@@ -13,7 +14,7 @@ from __future__ import annotations
 
 from nbconvert.preprocessors import Preprocessor
 from nbformat import NotebookNode
-from nbformat.v4 import new_output
+from nbformat.v4 import new_markdown_cell, new_output
 
 from staff import course_dir, nbgrader_cli
 from staff.course_dir import CourseDir, nbgrader
@@ -56,6 +57,42 @@ class RedactHiddenTests(Preprocessor):
         return cell, resources
 
 
+class ShowPending(Preprocessor):
+    """An answer no TA has graded yet is pending, not zero. nbgrader's feedback shows it as "Score:
+    0.0 / 2.0" and counts its points in the notebook's total; after ``GetGrades`` this shows it
+    without a score, with a note under it, takes its points out of the total, and opens the page
+    with how many points are still pending (so "14 / 53 graded so far", not "14 / 55")."""
+
+    enabled = True
+
+    def preprocess(self, nb: NotebookNode, resources: dict):
+        from nbgrader.api import Gradebook
+
+        info = resources["nbgrader"]
+        cells, pending = [], 0.0
+        with Gradebook(info["db_url"]) as gb:
+            for cell in nb.cells:
+                cells.append(cell)
+                meta = nbgrader(cell)
+                if not (meta.get("grade") and meta.get("solution")):
+                    continue
+                grade = gb.find_grade(meta["grade_id"], info["notebook"], info["assignment"], info["student"])
+                if grade.needs_manual_grade and grade.manual_score is None:
+                    points = float(grade.max_score or 0.0)
+                    pending += points
+                    meta["grade"] = False  # nbgrader's template then shows no score for it
+                    cells.append(new_markdown_cell(f"**Not graded yet:** a TA will grade this answer "
+                                                   f"({points:g} points); it is not counted in the score above."))
+        if pending:
+            graded = float(info["max_score"]) - pending
+            info["max_score"] = graded
+            cells.insert(0, new_markdown_cell(
+                f"**{pending:g} points are still pending:** answers a TA has not graded yet. The score above "
+                f"counts the {graded:g} points graded so far; this notebook is out of {graded + pending:g}."))
+        nb.cells = cells
+        return nb, resources
+
+
 class ManualGradesPending(RuntimeError):
     """Feedback was asked to wait for every manual grade, and some are missing."""
 
@@ -70,15 +107,16 @@ def pending_manual(assignments: list[str], course: CourseDir) -> list[tuple[str,
 
 def feedback(assignments: list[str] | None = None, course: CourseDir = course_dir.COURSE,
              complete: bool = False) -> list[tuple[str, str, float]]:
-    """``feedback/<student>/<assignment>/*.html`` for every graded submission. nbgrader's feedback
-    shows an answer no TA has graded yet as 0 points, so this says which submissions still wait
-    for one (and returns them); with ``complete`` it writes nothing while any does."""
+    """``feedback/<student>/<assignment>/*.html`` for every graded submission. An answer no TA has
+    graded yet is shown as pending (:class:`ShowPending`); this says which submissions still wait
+    for one (and returns them), and with ``complete`` writes nothing while any does."""
     assignments = assignments or course_dir.assignments()
     pending = pending_manual(assignments, course)
     if pending:
         names = ", ".join(f"{s}/{a} ({p:g} pts)" for s, a, p in pending[:6]) + (" ..." if len(pending) > 6 else "")
         message = (f"{len(pending)} submission(s) have free-text answers no TA has graded yet ({names}); their "
-                   f"feedback would show those answers as 0 points: grade them in the formgrader (make formgrader)")
+                   f"feedback shows those answers as pending, out of the total: grade them in the formgrader "
+                   f"(make formgrader)")
         if complete:
             raise ManualGradesPending(message + ", then run make feedback again. No feedback was written")
         print(f"feedback: warning: {message}, or make feedback COMPLETE=1 to refuse until they are graded")

@@ -219,23 +219,22 @@ class Verdict:
         return None if not failed else failed[0].reason + (f" (and {len(failed) - 1} more)" if len(failed) > 1 else "")
 
 
-def _stopped(spec: dict, done: int, total: int) -> str:
-    return f"{spec['label']}: not recorded (the cell stopped after {done} of {total} checks, at an error)"
-
-
 def verdict(specs: list[dict], records: list[Record], fixtures: Fixtures) -> Verdict:
     """Each check of a test cell against the record made in its place (in order)."""
     if not any(withheld(spec) for spec in specs):
         return Verdict([], "this test compares with no withheld value, so it cannot pay points (run `make fixtures`)")
     if len(records) > len(specs):
         return Verdict([], f"the cell recorded {len(records)} checks, the tests make {len(specs)}")
+    if not records:
+        return Verdict([Check(s["label"], float(s.get("weight", 1.0)), withheld(s), f"{s['label']}: not recorded")
+                        for s in specs],
+                       f"nothing was recorded while this test cell ran (it makes {len(specs)} checks): it stopped "
+                       f"before its first check, or its code did not run")
     results = []
     for i, spec in enumerate(specs):
         reason = None
         if i >= len(records):
-            reason = _stopped(spec, len(records), len(specs)) if records else \
-                f"{spec['label']}: not recorded (nothing was recorded while this test cell ran: it stopped " \
-                f"before its first check, or its code did not run)"
+            reason = f"{spec['label']}: not recorded (the cell stopped after {len(records)} of {len(specs)} checks, at an error)"
         else:
             try:
                 _compare(spec, records[i], fixtures)

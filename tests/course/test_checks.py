@@ -66,3 +66,29 @@ def test_perplexity_reports_the_value_the_limit_and_bad_distributions():
         checks.check_perplexity("ppl", log_probs[:, :2], targets, limit=100)
     with pytest.raises(AssertionError, match="outside the vocabulary of 4"):
         checks.check_perplexity("ppl", log_probs, targets + 3, limit=100)
+
+
+def test_a_withheld_check_with_the_wrong_shape_is_recorded_and_the_cell_goes_on(records):
+    """Under grading a hidden case with the wrong shape must not stop the cell before its other
+    cases (each earns its own share): the check records it, and the judge says what is wrong."""
+    from course import record
+    from staff.grading import judge
+
+    want = record.Withheld("hidden/01_attention/softmax:0.expected", (3, 4), "<f8")
+    checks.check_close("case 0", np.zeros((4, 3)), want)
+    checks.check_close("case 1", np.zeros((3, 4)), want, weight=2)
+    got = judge.read_records(records)
+    assert [r.label for r in got] == ["case 0", "case 1"] and got[1].spec()["weight"] == 2.0
+    with pytest.raises(ValueError, match="positive number"):
+        checks.check_close("case 2", np.zeros((3, 4)), want, weight=0)
+
+
+def test_the_judges_messages_quote_no_expected_value():
+    want = np.array([[0.123456, 0.654321]])
+    with pytest.raises(AssertionError) as close:
+        checks.compare_close("y", want + [[0.0, 0.5]], want, atol=1e-3, rtol=0, reveal=False)
+    assert str(close.value) == "y: 1 of 2 values out of tolerance; the largest error is 500 times the tolerance " \
+                               "(atol=0.001, rtol=0)"
+    with pytest.raises(AssertionError) as equal:
+        checks.compare_equal("ids", np.array([1, 2, 7]), np.array([1, 2, 3]), reveal=False)
+    assert str(equal.value) == "ids: 1 of 3 entries differ"

@@ -47,10 +47,23 @@ def test_feedback_says_which_answers_wait_for_a_ta_and_can_refuse_until_graded(g
     assert f"{student}/{assignment} ({points:g} pts)" in str(refused.value)
 
 
-def test_feedback_shows_hidden_tests_only_as_passed_or_failed(graded_course, capsys):
+def test_feedback_shows_hidden_tests_as_the_judges_points_and_reasons_and_pending_answers_as_pending(
+        graded_course, capsys):
     assert feedback.feedback(course=graded_course)  # answers still wait for a TA: written, with a warning
     assert "feedback: warning:" in capsys.readouterr().out
     html = sorted(graded_course.feedback.rglob("*.html"))
+    rows = {(r.student, r.assignment): r for r in report.rows(course=graded_course)}
+    for path in html:
+        text = htmllib.unescape(re.sub(r"<[^>]+>", "", path.read_text()))
+        row = rows[(path.parent.parent.name, path.parent.name)]
+        judged = re.findall(r"Hidden tests: ([0-9.]+) / ([0-9.]+) points\.", text)
+        assert judged and abs(sum(float(s) for s, _ in judged) - row.auto_score) < 1e-6, path
+        assert re.search(r"^\s*[✓✗] ", text, re.M), f"no per-check line in {path}"
+        # a written answer no TA has graded: pending, its points out of the total, never "0.0 / 2.0"
+        assert ("points are still pending" in text) == bool(row.manual_pending), path
+        if row.manual_pending:
+            assert f"{row.manual_pending:g} points are still pending" in text and "Not graded yet" in text
+            assert "Written response (Score: 0.0" not in text
     assert len(html) == sum(len(samples.load(a)) for a in ASSIGNMENTS)
     for path in html:
         assignment = path.parent.name
