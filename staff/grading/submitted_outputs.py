@@ -70,7 +70,7 @@ details.submitted-outputs > summary .source { float: right; font-size: 85%; opac
 details.submitted-outputs .pair { display: flex; gap: 12px; margin-bottom: 8px; }
 details.submitted-outputs .pair > div { flex: 1 1 0; min-width: 0; }
 details.submitted-outputs pre { max-height: 24em; overflow: auto; white-space: pre-wrap; font-size: 85%; }
-details.submitted-outputs img { max-width: 100%; height: auto; }
+details.submitted-outputs img { max-width: 100%; height: auto; border: 1px solid #ddd; }  /* not formgrade.css's red */
 details.submitted-outputs .differs { color: #8a6d3b; font-weight: bold; }
 details.submitted-outputs .omitted { font-style: italic; opacity: .8; }
 """

@@ -6,7 +6,9 @@ Manual Grading lists an assignment's submissions; the TA opens one that needs ma
 reads the free-text answer with the model answer from the source notebook under it (formgrader
 only, never in feedback: tests/staff/grading/test_feedback.py), enters points and a comment, and
 moves to the next student. The gradebook then holds those points, `grades.csv` shows them with
-nothing pending, and re-grading the submission keeps them. Formulas render and nothing loads from
+nothing pending, and re-grading the submission keeps them. Under an answer about the student's own
+numbers, the outputs the student submitted for the cells the question names sit beside the graded
+run's (staff/grading/submitted_outputs.py; hostile outputs: tests/staff/grading/test_submitted_outputs.py). Formulas render and nothing loads from
 the internet. Screenshots of each step go to the test's folder (and to ``--screenshots=DIR``:
 `make screenshots` writes the README's into docs/figures/).
 """
@@ -182,6 +184,97 @@ def test_ta_grades_a_free_text_answer_and_moves_on(page, server, graded_course, 
     with Gradebook(graded_course.db_url) as gb:
         assert gb.find_grade("q_cls", ASSIGNMENT, ASSIGNMENT, STUDENT).manual_score == 3.5
         assert gb.find_submission(ASSIGNMENT, STUDENT).score == 44 + 5.5
+
+
+DECODER = "05_decoder"  # its questions name the cells they are about: *samples*, *cache_speed*, *plot_attention*
+
+
+def _figure_png(width: int, height: int) -> bytes:
+    """A real matplotlib figure, as a notebook saves it (``width`` x ``height`` pixels)."""
+    import io
+
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(width / 50, height / 50), dpi=50)
+    ax.plot([32, 500], [1.2, 7.0], "o-", color="tab:green")
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=50)
+    plt.close(fig)
+    return buffer.getvalue()
+
+
+@pytest.fixture
+def own_run(graded_course):
+    """The ``correct`` sample of assignment 5 as a student hands it in after running it with the
+    full settings (samples are submitted without outputs): its own generated text, timings up to
+    500 tokens and figures in the cells the questions name. Put back as it was afterwards."""
+    import base64
+
+    path = graded_course.submitted / STUDENT / DECODER / f"{DECODER}.ipynb"
+    original = path.read_bytes()
+    nb = nbformat.read(path, as_version=4)
+    figure = {"image/png": base64.b64encode(_figure_png(400, 150)).decode(), "text/plain": "<Figure size 800x300>"}
+    own = {"samples": [nbformat.v4.new_output("stream", name="stdout", text=(
+               "--- temperature 0 (greedy):\nLOVE, n.  A temporary insanity curable by my own marriage run\n"))],
+           "cache_speed": [nbformat.v4.new_output("display_data", data=figure),
+                           nbformat.v4.new_output("stream", name="stdout", text=(
+                               "  32 tokens:   0.41 s without the cache,   0.34 s with it:  1.2x\n"
+                               " 500 tokens:  40.12 s without the cache,   5.73 s with it:  7.0x\n"))],
+           "plot_attention": [nbformat.v4.new_output("display_data", data=figure)]}
+    for cell in nb.cells:
+        if course_dir.nbgrader(cell).get("grade_id") in own:
+            cell.outputs = own[course_dir.nbgrader(cell)["grade_id"]]
+    nbformat.write(nb, path)
+    yield own
+    path.write_bytes(original)
+
+
+def test_ta_sees_the_students_own_outputs_beside_the_graded_run(page, server, graded_course, own_run, shots):
+    """Under a free-text answer about the student's own numbers, the outputs the student submitted
+    for the cells the question names, labelled, beside what the grader's smaller run printed."""
+    page.goto(f"{server[0].url}/formgrader/gradebook/{DECODER}/{DECODER}")
+    page.wait_for_selector("table a", timeout=30_000)
+    links = page.eval_on_selector_all("table a", "els => els.map(e => [e.textContent.trim(), e.getAttribute('href')])")
+    page.problems.clear()
+    page.goto(server[0].url + next(h for text, h in links if text == NAME))
+    page.wait_for_selector("#q_cache", timeout=30_000)
+    graded = nbformat.read(graded_course.autograded / STUDENT / DECODER / f"{DECODER}.ipynb", as_version=4)
+    graded_text = {course_dir.nbgrader(c).get("grade_id"): "".join(o.get("text", "") for o in c.outputs)
+                   for c in graded.cells if c.cell_type == "code"}
+    assert "128 tokens" in graded_text["cache_speed"] and "500 tokens" not in graded_text["cache_speed"]
+    for question, cell in (("q_temperature", "samples"), ("q_cache", "cache_speed"), ("q_pattern", "plot_attention")):
+        # The answer's cell, then its model answer, then what the student submitted.
+        after = page.evaluate("id => { const model = document.getElementById(id).closest('.cell').nextElementSibling;"
+                              " const next = model.nextElementSibling;"
+                              " const d = next && next.querySelector('details.submitted-outputs');"
+                              " return [!!model.querySelector('details.model-answer'), d && d.dataset.gradeId,"
+                              " d && d.open, d && d.querySelector('summary').innerText]; }", question)
+        assert after[:3] == [True, question, True] and after[3].startswith("As submitted (the student's own run)"), after
+        shown = page.locator(f"details.submitted-outputs[data-grade-id={question}] .submitted-cell[data-cell={cell}]")
+        mine, theirs = shown.locator(".as-submitted"), shown.locator(".graded-run")
+        assert mine.is_visible() and theirs.is_visible()
+        assert "grade the answer against the submitted numbers" in shown.locator(".differs").inner_text().lower()
+        # Side by side: the same row, the student's own run on the left.
+        left, right = mine.bounding_box(), theirs.bounding_box()
+        assert abs(left["y"] - right["y"]) < 2 and left["x"] + left["width"] <= right["x"], (left, right)
+        own_text = "".join(o.get("text", "") for o in own_run[cell])
+        for line in filter(None, own_text.splitlines()):
+            assert line.strip() in mine.inner_text()
+        if graded_text[cell].strip():
+            assert graded_text[cell].strip().splitlines()[-1].strip() in theirs.inner_text()
+        assert "500 tokens" not in theirs.inner_text() and "curable by my own" not in theirs.inner_text()
+        if "image/png" in str(own_run[cell]):  # the student's figure is decoded and drawn
+            assert mine.locator("img").evaluate("img => img.complete && img.naturalWidth") == 400
+    assert not page.problems, page.problems
+    # In view once formgrade.js has loaded the grades and finished its scroll to the first box.
+    page.wait_for_function("formgrader.grades && formgrader.grades.loaded && window.MathJax && MathJax.loaded"
+                           " && !$('html, body').is(':animated')", timeout=30_000)
+    page.evaluate("window.scrollTo(0, document.querySelector('details.submitted-outputs[data-grade-id=q_cache]')"
+                  ".getBoundingClientRect().top + window.scrollY - 70)")
+    page.wait_for_timeout(300)
+    shots(page, "6-submitted-outputs")
 
 
 def test_no_server_errors_while_grading(server):
