@@ -120,9 +120,14 @@ def _collect(args) -> int:
     if not args.zip.is_file():
         print(f"collect: {args.zip} does not exist", file=sys.stderr)
         return 2
+    from staff import course_dir
+    from staff.grading import late
+
     found, unmatched = collect.collect(args.zip)
     for assignment, students in sorted(found.items()):
-        print(f"collect: {assignment}: {len(students)} submission(s) into submitted/")
+        marked = sum(late.lms_late(course_dir.COURSE, s, assignment) for s in set(students))
+        print(f"collect: {assignment}: {len(students)} submission(s) into submitted/"
+              + (f", {marked} marked LATE by the LMS" if marked else ""))
     if unmatched:
         print(f"collect: {len(unmatched)} file(s) NOT imported (name matches no assignment; expected "
               f"<student-id>_..._<assignment>.ipynb):", file=sys.stderr)
