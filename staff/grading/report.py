@@ -56,7 +56,8 @@ def rows(assignments: list[str] | None = None, course: CourseDir = course_dir.CO
                             auto_max += grade.max_score
                         elif grade.needs_manual_grade:
                             pending += grade.max_score
-                out.append(Row(student, assignment, auto, auto_max, pending,
+                # partial credit: cells score to the hundredth; their sum, not float noise, is the score
+                out.append(Row(student, assignment, round(auto, 2), auto_max, pending,
                                expected.get((student, assignment))))
     return out
 
