@@ -62,6 +62,7 @@ os.environ.setdefault("MPLBACKEND", "Agg")
 # Feedback shows hidden tests only as their points and the judge's line per check, and answers no TA
 # has graded yet as pending, never as zero (staff/grading/feedback.py).
 c.GenerateFeedback.preprocessors = [
+    "staff.grading.late.ChargeLatePenalty",  # the late penalty on the final points (see below), then read
     "nbgrader.preprocessors.GetGrades",
     "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor",
     "staff.grading.feedback.RedactHiddenTests",

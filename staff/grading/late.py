@@ -16,8 +16,8 @@ nbgrader's own terms.
   (``c.AssignLatePenalties.plugin_class`` in ``nbgrader_config.py``, where its policy is set).
   nbgrader applies it inside autograde *before* the judge sets the judged cells' points, on a
   score that is not final; :func:`apply` runs nbgrader's ``AssignLatePenalties`` again after the
-  judge, and :func:`refresh` before every export, so the penalty follows the final score (a TA's
-  manual points included).
+  judge, :func:`refresh` before every export and :class:`ChargeLatePenalty` before feedback, so
+  the penalty follows the final score (a TA's manual points included).
 """
 from __future__ import annotations
 
@@ -28,6 +28,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from nbgrader.plugins import LateSubmissionPlugin
+from nbgrader.preprocessors import NbGraderPreprocessor
 from traitlets import Float
 
 from course.paths import ROOT
@@ -163,6 +164,19 @@ def apply(course: CourseDir, student: str, assignment: str) -> None:
                 # nbgrader's own bounds (0 <= penalty <= score), as for a timed submission
                 notebook.late_submission_penalty = None if penalty is None else step._check_late_penalty(notebook, penalty)
             gb.db.commit()
+
+
+class ChargeLatePenalty(NbGraderPreprocessor):
+    """First of nbgrader's feedback steps (``nbgrader_config.py``): the penalty charged on the points
+    as they are now (a TA's included), before nbgrader's ``GetGrades`` reads it for the page."""
+
+    def preprocess(self, nb, resources):
+        from nbgrader.coursedir import CourseDirectory
+
+        info = resources["nbgrader"]
+        course = CourseDir(Path(CourseDirectory(config=self.config).root), url=info["db_url"])
+        apply(course, info["student"], info["assignment"])
+        return nb, resources
 
 
 def refresh(course: CourseDir) -> dict[tuple[str, str], dict[str, str]]:

@@ -5,6 +5,7 @@ nbgrader_config.py through nbgrader's late-penalty plugin, and grades.csv."""
 from __future__ import annotations
 
 import csv
+import re
 from datetime import timedelta
 
 import nbformat
@@ -107,3 +108,22 @@ def test_the_penalty_follows_manual_points_and_a_corrected_timestamp(late_course
     marked = rows(late_course)["marked"]
     assert marked["days_late"] == "5" and marked["timestamp"]
     assert float(marked["late_submission_penalty"]) == pytest.approx(round(0.5 * float(marked["raw_score"]), 2))
+
+
+def test_feedback_shows_the_penalty_on_the_points_as_they_are_now(late_course):
+    """nbgrader's feedback page shows the late penalty; a TA's points given since the last export
+    count in it (ChargeLatePenalty runs before nbgrader's GetGrades)."""
+    from staff import nbgrader_cli
+
+    with Gradebook(late_course.db_url) as gb:
+        gb.find_grade("q_values", ASSIGNMENT, ASSIGNMENT, "three_days").manual_score = 1.0
+        gb.db.commit()
+        notebook = gb.find_submission_notebook(ASSIGNMENT, ASSIGNMENT, "three_days")
+        stale, score = notebook.late_submission_penalty, notebook.score
+    expected = round(0.3 * score, 2)
+    assert stale != pytest.approx(expected)  # the TA's point is not in the penalty yet
+    nbgrader_cli.run("generate_feedback", ASSIGNMENT, "--force", "--log-level=WARN", "--student=three_days",
+                     course=late_course)
+    page = (late_course.feedback / "three_days" / ASSIGNMENT / f"{ASSIGNMENT}.html").read_text()
+    shown = re.search(r"Late submission penalty \(Score: -([\d.]+)\)", page)
+    assert shown and float(shown.group(1)) == pytest.approx(expected), shown
