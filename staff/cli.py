@@ -174,6 +174,7 @@ def _autograde(args) -> int:
     if args.memory_gb:
         limits.memory = int(args.memory_gb * 2**30)
     from staff.grading.canary import CanaryFailed
+    from staff.grading.late import DueDatesError
     from staff.grading.judge import ChecksUnavailable
     from staff.grading.sandbox import SandboxUnavailable
 
@@ -193,7 +194,7 @@ def _autograde(args) -> int:
     except SandboxUnavailable as error:
         print(f"autograde: stopped, no sandbox for the student kernels: {error}", file=sys.stderr)
         return 2
-    except (ChecksUnavailable, CanaryFailed) as error:
+    except (ChecksUnavailable, CanaryFailed, DueDatesError) as error:
         print(f"autograde: stopped before grading anyone: {error}", file=sys.stderr)
         return 2
     print(status.summary(outcomes))
@@ -213,8 +214,13 @@ def _feedback(args) -> int:
 
 def _export(args) -> int:
     from staff.grading import export
+    from staff.grading.late import DueDatesError
 
-    export.export()
+    try:
+        export.export()
+    except DueDatesError as error:
+        print(f"export: {error}", file=sys.stderr)
+        return 2
     return 0
 
 
