@@ -198,7 +198,7 @@ def _figure_png(width: int, height: int) -> bytes:
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(width / 50, height / 50), dpi=50)
-    ax.plot([32, 500], [1.2, 7.0], "o-", color="tab:green")
+    ax.plot([32, 500], [1.8, 19.0], "o-", color="tab:green")
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png", dpi=50)
     plt.close(fig)
@@ -216,12 +216,14 @@ def own_run(graded_course):
     original = path.read_bytes()
     nb = nbformat.read(path, as_version=4)
     figure = {"image/png": base64.b64encode(_figure_png(400, 150)).decode(), "text/plain": "<Figure size 800x300>"}
+    # The numbers and text its answers quote (samples/05_decoder/correct.py).
     own = {"samples": [nbformat.v4.new_output("stream", name="stdout", text=(
-               "--- temperature 0 (greedy):\nLOVE, n.  A temporary insanity curable by my own marriage run\n"))],
+               "--- temperature 0 (greedy):\nLOVE, n.  A the the the sore of the sore of the sore\n"
+               "--- temperature 1.5:\nLOVE, n.  Lqx, vhe'z oorT,, plansn\n"))],
            "cache_speed": [nbformat.v4.new_output("display_data", data=figure),
                            nbformat.v4.new_output("stream", name="stdout", text=(
-                               "  32 tokens:   0.41 s without the cache,   0.34 s with it:  1.2x\n"
-                               " 500 tokens:  40.12 s without the cache,   5.73 s with it:  7.0x\n"))],
+                               "  32 tokens:   0.61 s without the cache,   0.34 s with it:  1.8x\n"
+                               " 500 tokens: 108.87 s without the cache,   5.73 s with it: 19.0x\n"))],
            "plot_attention": [nbformat.v4.new_output("display_data", data=figure)]}
     for cell in nb.cells:
         if course_dir.nbgrader(cell).get("grade_id") in own:
@@ -264,14 +266,16 @@ def test_ta_sees_the_students_own_outputs_beside_the_graded_run(page, server, gr
             assert line.strip() in mine.inner_text()
         if graded_text[cell].strip():
             assert graded_text[cell].strip().splitlines()[-1].strip() in theirs.inner_text()
-        assert "500 tokens" not in theirs.inner_text() and "curable by my own" not in theirs.inner_text()
+        assert "500 tokens" not in theirs.inner_text() and "Lqx, vhe'z" not in theirs.inner_text()
         if "image/png" in str(own_run[cell]):  # the student's figure is decoded and drawn
             assert mine.locator("img").evaluate("img => img.complete && img.naturalWidth") == 400
     assert not page.problems, page.problems
     # In view once formgrade.js has loaded the grades and finished its scroll to the first box.
     page.wait_for_function("formgrader.grades && formgrader.grades.loaded && window.MathJax && MathJax.loaded"
                            " && !$('html, body').is(':animated')", timeout=30_000)
-    page.evaluate("window.scrollTo(0, document.querySelector('details.submitted-outputs[data-grade-id=q_cache]')"
+    # The TA has read the model answer (closed), and reads the answer with the student's own run under it.
+    page.click("details.model-answer[data-grade-id=q_cache] > summary")
+    page.evaluate("window.scrollTo(0, document.getElementById('q_cache').closest('.cell')"
                   ".getBoundingClientRect().top + window.scrollY - 70)")
     page.wait_for_timeout(300)
     shots(page, "6-submitted-outputs")
