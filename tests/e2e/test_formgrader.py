@@ -14,7 +14,9 @@ the internet. Screenshots of each step go to the test's folder (and to ``--scree
 """
 from __future__ import annotations
 
+import base64
 import csv
+import io
 import shutil
 
 import nbformat
@@ -189,33 +191,20 @@ def test_ta_grades_a_free_text_answer_and_moves_on(page, server, graded_course, 
 DECODER = "05_decoder"  # its questions name the cells they are about: *samples*, *cache_speed*, *plot_attention*
 
 
-def _figure_png(width: int, height: int) -> bytes:
-    """A real matplotlib figure, as a notebook saves it (``width`` x ``height`` pixels)."""
-    import io
-
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(width / 50, height / 50), dpi=50)
-    ax.plot([32, 500], [1.8, 19.0], "o-", color="tab:green")
-    buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=50)
-    plt.close(fig)
-    return buffer.getvalue()
-
-
 @pytest.fixture
 def own_run(graded_course):
     """The ``correct`` sample of assignment 5 as a student hands it in after running it with the
     full settings (samples are submitted without outputs): its own generated text, timings up to
     500 tokens and figures in the cells the questions name. Put back as it was afterwards."""
-    import base64
+    from matplotlib.figure import Figure
 
     path = graded_course.submitted / STUDENT / DECODER / f"{DECODER}.ipynb"
     original = path.read_bytes()
     nb = nbformat.read(path, as_version=4)
-    figure = {"image/png": base64.b64encode(_figure_png(400, 150)).decode(), "text/plain": "<Figure size 800x300>"}
+    fig, png = Figure(figsize=(8, 3), dpi=50), io.BytesIO()  # 400 x 150 pixels, saved as a notebook does
+    fig.add_subplot().plot([32, 500], [1.8, 19.0], "o-", color="tab:green")
+    fig.savefig(png, format="png")
+    figure = {"image/png": base64.b64encode(png.getvalue()).decode(), "text/plain": "<Figure size 400x150>"}
     # The numbers and text its answers quote (samples/05_decoder/correct.py).
     own = {"samples": [nbformat.v4.new_output("stream", name="stdout", text=(
                "--- temperature 0 (greedy):\nLOVE, n.  A the the the sore of the sore of the sore\n"
