@@ -1,14 +1,14 @@
-# expected_score: 17
+# expected_score: 37.67
 # based_on: correct
 # The causal mask is off by one: torch.tril's diagonal is one too high, so every token also sees
-# the next one. The attention, decoder-layer and GPT tests fail (the model no longer matches
-# GPT-2; 8 + 8 + 10 points), and so does the visible generation check (sampling with and without
-# the cache now differs: recomputed prefixes leak, cached ones do not), which carries no points.
-# Training looks wonderful (the loss falls below 0.1: the model copies the next character it can
-# see), but the perplexity test predicts each character from its prefix alone, where there is
-# nothing to copy: about 1,000, and it fails (6). Sampling (5), the loss and baselines (5) and the
-# hidden generation test (7: the last position never has a next token to peek at, so these small
-# models still pick the expected tokens) stand: 17 of 49.
+# the next one. The mask test fails 6 of its 9 checks (the case of one query after 7 cached tokens
+# has no next token to see: 2.67 of 8). The decoder-layer, GPT and generation tests run its
+# decoder_layer, GPT and generate with the course's reference mask and attention, so they pass:
+# one mistake costs its own exercise. The visible checks of those exercises use its own mask and
+# fail (they carry no points). Its own training run does use its mask and looks wonderful (the loss
+# falls below 0.1: the model copies the next character it can see), but the perplexity test
+# predicts each character from its prefix alone, where there is nothing to copy: about 5,000, and
+# it fails (6): the trained model is the student's own and is really broken. 37.67 of 49.
 # %% causal_attention
 def decoder_mask(attention_mask, query_length, past_length=0):
     total = past_length + query_length
