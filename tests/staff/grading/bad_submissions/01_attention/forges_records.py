@@ -1,11 +1,11 @@
-# expected_score: 3
+# expected_score: 21.2
 # expected_status: flagged
 # based_on: correct_loops
 # The wrong softmax of wrong_softmax.py, plus forged records: a thread waits for the folder the
 # grader opens while a test cell runs and plants symbolic links in it to the hidden fixture
 # files, hoping the judge (which can read them) takes their expected outputs for the student's.
-# The grader takes no link out of the sandbox: the score is its trick-free twin's (3, the
-# positional encoding), flagged for naming the records.
+# The grader takes no link out of the sandbox: the score is its trick-free twin's (21.2),
+# flagged for naming the records.
 # %% softmax
 import os
 import threading

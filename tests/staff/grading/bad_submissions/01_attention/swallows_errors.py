@@ -1,4 +1,4 @@
-# expected_score: 3
+# expected_score: 21.2
 # expected_status: flagged
 # based_on: correct_loops
 # The wrong softmax of wrong_softmax.py, plus an IPython AST transformer (built at run time) that
