@@ -59,6 +59,11 @@ c.ClearSolutions.text_stub = "YOUR ANSWER HERE"
 os.environ[settings.FIXTURES_VARIABLE] = str(current.fixtures)
 os.environ.setdefault("MPLBACKEND", "Agg")
 
+# No output of a student's kernel runs in the browser of whoever reads it (a TA in the formgrader, where
+# it could act in their Jupyter session): nbconvert's sanitizer on HTML, markdown and SVG outputs, no
+# JavaScript. Markdown cells are cleaned by the formgrader's template (staff/grading/sanitize.py).
+c.HTMLExporter.sanitize_html = True
+
 # Feedback shows hidden tests only as their points and the judge's line per check, and answers no TA
 # has graded yet as pending, never as zero (staff/grading/feedback.py).
 c.GenerateFeedback.preprocessors = [

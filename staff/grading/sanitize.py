@@ -1,0 +1,44 @@
+"""Nothing a student wrote runs in a TA's browser.
+
+nbgrader's grading page renders a student's markdown (the free-text answers, and any cell they
+add) as raw HTML, and its template shows outputs of the graded run (``text/html``, SVG,
+JavaScript) as they are. A ``<script>`` or an ``<img onerror=...>`` in an answer would run in the
+TA's logged-in Jupyter session, which can run code on the grading server. Two seams close it:
+
+* outputs: ``c.HTMLExporter.sanitize_html = True`` in ``nbgrader_config.py`` (nbconvert's own
+  sanitizer for HTML, markdown and SVG outputs; JavaScript outputs are dropped);
+* markdown: :class:`SanitizeMarkdown`, the first preprocessor of the formgrader's template
+  (``jupyter/nbconvert/templates/formgrade/conf.json``), renders each markdown cell the way the
+  page would, then keeps only harmless tags and attributes (bleach, which nbconvert's sanitizer
+  uses too). Rendering first keeps formulas and code intact (``$j < i$`` stays a formula); the
+  page's own markdown pass leaves the cleaned HTML as it is. The course's own additions (model
+  answers, the submitted outputs) come after it and are built from escaped text.
+"""
+from __future__ import annotations
+
+import bleach
+from nbconvert.filters.markdown import markdown2html
+from nbconvert.preprocessors import Preprocessor
+
+#: What a rendered answer may contain: text formatting, lists, tables, code, links and images.
+TAGS = {"a", "abbr", "b", "blockquote", "br", "code", "del", "div", "em", "h1", "h2", "h3", "h4", "h5", "h6",
+        "hr", "i", "img", "li", "ol", "p", "pre", "span", "strong", "sub", "sup", "table", "tbody", "td", "th",
+        "thead", "tr", "ul"}
+ATTRIBUTES = {"a": ["href", "title"], "img": ["src", "alt", "title"], "*": ["class"]}
+PROTOCOLS = {"http", "https", "mailto", "data"}  # never javascript:
+
+
+def clean(markdown: str) -> str:
+    """A markdown cell's source as HTML with nothing that can run."""
+    html = bleach.clean(markdown2html(markdown), tags=TAGS, attributes=ATTRIBUTES, protocols=PROTOCOLS, strip=True)
+    # a blank line would end the HTML block and hand the rest back to markdown
+    return "<div>" + "\n".join(line for line in html.splitlines() if line.strip()) + "</div>"
+
+
+class SanitizeMarkdown(Preprocessor):
+    enabled = True
+
+    def preprocess_cell(self, cell, resources, index):
+        if cell.cell_type == "markdown":
+            cell.source = clean(cell.source)
+        return cell, resources
