@@ -103,6 +103,20 @@ def source_notebook(folder: Path, assignment: str, notebook: str) -> Path | None
     return None
 
 
+def grading_page_source(resources: dict, log, shown: str) -> tuple[str, str, Path] | None:
+    """``(assignment, notebook, source notebook)`` of the submission nbgrader's grading page is
+    rendering, or None (and a warning naming what is not ``shown``) when there is none."""
+    assignment, notebook = resources.get("assignment_id"), resources.get("notebook_id")
+    folder = (resources.get("metadata") or {}).get("path")
+    if not (assignment and notebook and folder):
+        return None  # not nbgrader's grading page
+    source = source_notebook(Path(folder).resolve(), assignment, notebook)
+    if source is None:
+        log.warning("No source notebook for %s/%s: no %s shown", assignment, notebook, shown)
+        return None
+    return assignment, notebook, source
+
+
 def answer_cell(grade_id: str, key: str, cell_type: str, text: str, origin: str,
                 language: str = "python") -> nbformat.NotebookNode:
     """A markdown cell (no nbgrader metadata: nothing to grade) framing the model answer."""
@@ -121,14 +135,10 @@ class AddModelAnswers(Preprocessor):
     only: registered by ``jupyter/nbconvert/templates/formgrade/conf.json``)."""
 
     def preprocess(self, nb, resources):
-        assignment, notebook = resources.get("assignment_id"), resources.get("notebook_id")
-        folder = (resources.get("metadata") or {}).get("path")
-        if not (assignment and notebook and folder):
-            return nb, resources  # not nbgrader's grading page
-        source = source_notebook(Path(folder).resolve(), assignment, notebook)
-        if source is None:
-            self.log.warning("No source notebook for %s/%s: no model answers shown", assignment, notebook)
+        page = grading_page_source(resources, self.log, "model answers")
+        if page is None:
             return nb, resources
+        assignment, notebook, source = page
         answers = model_answers(source)
         origin = "/".join(source.parts[-3:])  # source/<assignment>/<notebook>.ipynb
         language = nb.metadata.get("kernelspec", {}).get("language", "python")

@@ -42,7 +42,7 @@ from pathlib import Path
 import nbformat
 from nbconvert.preprocessors import Preprocessor
 
-from staff.grading.model_answers import BEGIN, END, _is_manually_graded, source_notebook
+from staff.grading.model_answers import BEGIN, END, _is_manually_graded, grading_page_source
 
 #: Limits on what a submitted notebook can put on the TA's page.
 MAX_NOTEBOOK_BYTES = 64 * 2**20   # larger is not read at all (a 300-answer session stays fast)
@@ -266,14 +266,11 @@ class AddSubmittedOutputs(Preprocessor):
     graded run's (formgrader only: registered by ``jupyter/nbconvert/templates/formgrade/conf.json``)."""
 
     def preprocess(self, nb, resources):
-        assignment, notebook, student = (resources.get(k) for k in ("assignment_id", "notebook_id", "student"))
-        folder = (resources.get("metadata") or {}).get("path")
-        if not (assignment and notebook and student and folder):
-            return nb, resources  # not nbgrader's grading page
-        source = source_notebook(Path(folder).resolve(), assignment, notebook)
-        if source is None:
-            self.log.warning("No source notebook for %s/%s: no submitted outputs shown", assignment, notebook)
+        student = resources.get("student")
+        page = grading_page_source(resources, self.log, "submitted outputs") if student else None
+        if page is None:
             return nb, resources
+        assignment, notebook, source = page
         named = questions(source)
         wanted = {g: n for g, n in named.items() if n}
         if not any(_is_manually_graded(c) and c.metadata.nbgrader.grade_id in wanted for c in nb.cells):
