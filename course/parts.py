@@ -8,14 +8,14 @@ Nothing here is a solution: the reference versions live only in the hidden tests
 """
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Callable, Iterator, MutableMapping
+from contextlib import contextmanager
 from typing import Any
 
 _UNSET = object()
 
 
-@contextlib.contextmanager
+@contextmanager
 def substituted(namespace: MutableMapping[str, Any], **parts: Callable | type) -> Iterator[None]:
     """Within the block, ``namespace[name]`` is ``parts[name]`` for every name given (the notebook
     passes ``globals()``: its functions look their helpers up there when called); afterwards each

@@ -77,7 +77,7 @@ class ShowPending(Preprocessor):
                 if not (meta.get("grade") and meta.get("solution")):
                     continue
                 grade = gb.find_grade(meta["grade_id"], info["notebook"], info["assignment"], info["student"])
-                if grade.needs_manual_grade and grade.manual_score is None:
+                if grade.needs_manual_grade:  # what report.rows and grades.csv count as pending
                     points = float(grade.max_score or 0.0)
                     pending += points
                     meta["grade"] = False  # nbgrader's template then shows no score for it
