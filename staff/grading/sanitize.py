@@ -16,8 +16,10 @@ TA's logged-in Jupyter session, which can run code on the grading server. Two se
 """
 from __future__ import annotations
 
+from html import escape
+
 import bleach
-from nbconvert.filters.markdown import markdown2html
+from nbconvert.filters.markdown_mistune import IPythonRenderer, MarkdownWithMath
 from nbconvert.preprocessors import Preprocessor
 
 #: What a rendered answer may contain: text formatting, lists, tables, code, links and images.
@@ -28,9 +30,14 @@ ATTRIBUTES = {"a": ["href", "title"], "img": ["src", "alt", "title"], "*": ["cla
 PROTOCOLS = {"http", "https", "mailto", "data"}  # never javascript:
 
 
-def clean(markdown: str) -> str:
-    """A markdown cell's source as HTML with nothing that can run."""
-    html = bleach.clean(markdown2html(markdown), tags=TAGS, attributes=ATTRIBUTES, protocols=PROTOCOLS, strip=True)
+def clean(markdown: str, attachments: dict | None = None) -> str:
+    """A markdown cell's source as HTML with nothing that can run (its attachments, such as the
+    architecture diagram, embedded as ``data:`` images, as the page's own markdown filter does)."""
+    try:
+        rendered = MarkdownWithMath(renderer=IPythonRenderer(escape=False, attachments=attachments or {})).render(markdown)
+    except Exception:  # e.g. an image of a missing attachment: shown as text, not an error page for the TA
+        rendered = f"<pre>{escape(markdown)}</pre>"
+    html = bleach.clean(rendered, tags=TAGS, attributes=ATTRIBUTES, protocols=PROTOCOLS, strip=True)
     # a blank line would end the HTML block and hand the rest back to markdown
     return "<div>" + "\n".join(line for line in html.splitlines() if line.strip()) + "</div>"
 
@@ -40,5 +47,5 @@ class SanitizeMarkdown(Preprocessor):
 
     def preprocess_cell(self, cell, resources, index):
         if cell.cell_type == "markdown":
-            cell.source = clean(cell.source)
+            cell.source = clean(cell.source, cell.get("attachments"))
         return cell, resources

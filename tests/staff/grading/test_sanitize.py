@@ -29,7 +29,8 @@ def test_a_hostile_answer_and_outputs_render_as_text_in_the_formgrader(tmp_path,
     answer.metadata.nbgrader = {"grade_id": "q_values", "solution": True, "grade": True, "locked": False,
                                 "points": 2, "schema_version": 3}
     code = nbformat.v4.new_code_cell("show()", id="plot", outputs=OUTPUTS)
-    nb = nbformat.v4.new_notebook(cells=[answer, code])
+    broken = nbformat.v4.new_markdown_cell("A figure I never attached: ![mine](attachment:missing.png)", id="extra")
+    nb = nbformat.v4.new_notebook(cells=[answer, code, broken])
     nb.metadata.kernelspec = {"name": "python3", "language": "python", "display_name": "Python 3"}
     path = tmp_path / "graded.ipynb"
     nbformat.write(nb, path)
@@ -47,3 +48,4 @@ def test_a_hostile_answer_and_outputs_render_as_text_in_the_formgrader(tmp_path,
     # what the student meant is still there, formulas and code intact, and harmless HTML of an output
     assert "$j &lt; i$" in body and "<code>a&lt;b</code>" in body and "<strong>bold</strong>" in body
     assert "<b>table</b>" in body
+    assert "A figure I never attached" in body  # a broken attachment shows as text, not an error page
