@@ -2,7 +2,7 @@
 
 Commands, in workflow order: ``fixtures``, ``fixtures-check``, ``fixtures-verify``, ``validate``,
 ``release``, ``publish``, ``figure``, ``collect``, ``samples``, ``students``, ``autograde``,
-``formgrader``, ``feedback``, ``export``, ``report``. Heavy modules are imported inside each
+``formgrader``, ``feedback``, ``export``, ``report``, ``solutions``. Heavy modules are imported inside each
 command, so ``--help`` is instant.
 """
 from __future__ import annotations
@@ -245,6 +245,15 @@ def _report(args) -> int:
     return 1 if any(r.expected is not None and r.expected != r.auto_score for r in found) else 0
 
 
+def _solutions(args) -> int:
+    from staff.authoring import solutions
+
+    _, problems = solutions.build(args.assignments or None, out=args.out or solutions.OUT, timeout=args.cell_timeout)
+    for problem in problems:
+        print(f"solutions: {problem}", file=sys.stderr)
+    return 1 if problems else 0
+
+
 def parser() -> argparse.ArgumentParser:
     top = argparse.ArgumentParser(prog="python -m staff", description=__doc__.split("\n")[0])
     sub = top.add_subparsers(dest="command", required=True, metavar="command")
@@ -307,6 +316,10 @@ def parser() -> argparse.ArgumentParser:
             "days late, LMS marker, penalty) columns", assignments=False)
     command("report", _report, "the score table; --html also writes reports/report.html").add_argument(
         "--html", action="store_true")
+    solved = command("solutions", _solutions, "worked solutions to publish once grades are out: each notebook run with "
+                     "its solutions, model answers and outputs, without hidden tests, into solutions/ (.ipynb and .html)")
+    solved.add_argument("--out", type=Path, help="default: the course's solutions/")
+    solved.add_argument("--cell-timeout", type=int, help="seconds per cell (default: CELL_TIMEOUT)")
     return top
 
 

@@ -1,0 +1,262 @@
+"""Worked solutions to publish once grades are out: ``make solutions`` (``python -m staff solutions``).
+
+For each assignment, ``solutions/<assignment>/<assignment>.ipynb`` and an ``.html`` rendering of it
+(figures and the architecture diagram embedded: one file to post on the LMS): the source notebook
+with its solution code (the ``### BEGIN/END SOLUTION`` lines removed), the model answers of the
+free-text questions, and its outputs. Each graded hidden-test cell becomes a one-line note of its
+points; no hidden test, hidden fixture, held-out text or gradebook data is in either file.
+
+Why the outputs cannot hold a secret: the hidden tests are taken out before the notebook runs, and
+it runs in a fresh kernel inside a scratch copy of the student bundle (:mod:`publish`: the student
+package, data and *public* fixtures, ``COURSE_FIXTURES`` pointing there), exactly as a student runs
+it, so a hidden fixture is not even reachable through the course's loaders. Why it is checked
+anyway: a hidden-test line pasted into a solution, a held-out sentence quoted in a model answer or
+a hidden value printed by hand would pass through; :func:`leaks` finds what it can cheaply, in the
+notebook and in the HTML, and :func:`build` refuses to write a solution that has any.
+"""
+from __future__ import annotations
+
+import html
+import os
+import re
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import nbformat
+import numpy as np
+from nbformat import NotebookNode
+
+from course import paths, settings
+from staff import course_dir
+from staff.authoring import publish, release
+from staff.grading import feedback
+from staff.grading.model_answers import BEGIN, END, _is_manually_graded
+
+OUT = paths.ROOT / "solutions"
+HELDOUT = Path(__file__).parent / "heldout"
+#: Text shorter than this (a few words, a token) may recur by chance (as in tests/staff/authoring/test_publish.py).
+MIN_TEXT = 30
+#: A number printed with fewer significant digits (0.5, 1.25) says nothing about a hidden value.
+MIN_DIGITS = 7
+MARKERS = (feedback.BEGIN, feedback.END, "hidden=True")
+HEADER = ("**Worked solution**, published after grading: the instructor's code and model answers, with the "
+          "outputs of one run (offline, on CPU, from the public course files only). The hidden tests are "
+          "graded outside your notebook and are not included.")
+_NUMBER = re.compile(r"-?\d+\.\d+(?:[eE][-+]?\d+)?")
+
+
+class SolutionError(RuntimeError):
+    """A solution could not be built, or would leak; the message says which assignment, what and how to fix it."""
+
+
+def _note(cell: NotebookNode, visible: str, cell_id: str) -> NotebookNode:
+    """A hidden-test cell as the note that replaces it: its points and what its visible comment says."""
+    said = " ".join(line.lstrip("#").strip() for line in visible.splitlines()
+                    if line.strip().startswith("#") and "(hidden tests: not shown)" not in line)
+    said = re.sub(r"^Hidden tests \([^)]*\):\s*", "", said).strip()
+    points = course_dir.nbgrader(cell).get("points") or 0
+    return nbformat.v4.new_markdown_cell(f"> **Hidden tests ({points:g} points)**, graded outside your notebook"
+                                         + (f": {said}" if said else "."), id=cell_id)
+
+
+def _without_markers(source: str, label: str | None) -> str:
+    """The solution regions kept, their delimiter lines removed (``BEGIN`` becomes ``label`` if any)."""
+    lines = []
+    for line in source.split("\n"):
+        if BEGIN in line and label:
+            lines.append(label)
+        elif BEGIN not in line and END not in line:
+            lines.append(line)
+    return "\n".join(lines)
+
+
+def _solution_cells(cell: NotebookNode) -> list[NotebookNode]:
+    """What one source cell becomes in the worked solution (none, itself, or itself and a note)."""
+    visible, hidden = feedback.visible_part(cell.source)
+    if hidden:
+        has_code = any(line.strip() and not line.strip().startswith("#") for line in visible.splitlines())
+        kept = [nbformat.v4.new_code_cell(visible, id=cell.id)] if has_code else []
+        note_id = f"{cell.id}_note" if kept else cell.id  # stable ids, as in source/
+        return kept + ([_note(cell, visible, note_id)] if course_dir.nbgrader(cell).get("grade") else [])
+    if cell.cell_type == "markdown" and _is_manually_graded(cell):
+        label = "**Model answer.**"
+        cell.source = (_without_markers(cell.source, label) if BEGIN in cell.source
+                       else f"{label} {cell.source}")
+    elif course_dir.nbgrader(cell).get("solution"):
+        cell.source = _without_markers(cell.source, None)
+    return [cell]
+
+
+def solution_notebook(assignment: str) -> NotebookNode:
+    """The source notebook as a worked solution, not yet run: no hidden test, no nbgrader metadata
+    (it is not an assignment any more), the public address stamped as in the release."""
+    nb = nbformat.read(course_dir.source_notebook(assignment), as_version=4)
+    release.StampPublicAddress().preprocess(nb, {"nbgrader": {"assignment": assignment}})
+    cells = [nbformat.v4.new_markdown_cell(HEADER, id="worked_solution")]
+    for cell in nb.cells:
+        cells += _solution_cells(cell)
+    for cell in cells:
+        cell.metadata.pop("nbgrader", None)
+    nb.cells = cells
+    nb.metadata.pop("nbgrader", None)
+    return nb
+
+
+def execute(nb: NotebookNode, bundle: Path, assignment: str, timeout: int | None) -> NotebookNode:
+    """Run ``nb`` (in place) where a student would: ``bundle/<assignment>/``, a fresh kernel whose
+    ``course`` package and fixtures are the bundle's (public only), not capped as under autograde."""
+    from nbclient import NotebookClient
+    from nbclient.exceptions import CellExecutionError
+
+    folder = bundle / assignment
+    nbformat.write(nb, folder / f"{assignment}.ipynb")  # over the released one: what a student would open
+    env = {k: v for k, v in os.environ.items() if k != "NBGRADER_EXECUTION"}  # the full run, as a student's
+    env.update({settings.FIXTURES_VARIABLE: str(bundle / "fixtures"), "PYTHONPATH": str(bundle),
+                "MPLBACKEND": "module://matplotlib_inline.backend_inline"})  # figures as outputs, even under Agg
+    client = NotebookClient(nb, timeout=timeout, kernel_name="python3", resources={"metadata": {"path": str(folder)}})
+    try:
+        client.execute(env=env)
+    except CellExecutionError as error:
+        failed = next((c for c in nb.cells if any(o.get("output_type") == "error" for o in c.get("outputs", []))), None)
+        where = f"cell {failed.id}" if failed is not None else "a cell"
+        raise SolutionError(
+            f"{assignment}: {where} of the worked solution failed ({error.ename}: {error.evalue[:300]}). The source "
+            f"notebook must run top to bottom from the public course files (`make validate`); if someone is "
+            f"editing it, try again when they are done") from None
+    return nb
+
+
+@dataclass(frozen=True)
+class Secrets:
+    """What an assignment's worked solution must not contain, each as cheap to look for as text."""
+
+    assignment: str
+    lines: frozenset[str]     # lines only in hidden-test regions (the release's own notion of secret)
+    texts: frozenset[str]     # held-out text and the text stored in hidden fixtures
+    names: frozenset[str]     # hidden fixtures' names that no public fixture has
+    numbers: frozenset[float]  # hidden fixtures' floats that no public fixture has
+
+
+def _fixture_values(root: Path) -> tuple[set[str], set[float]]:
+    """The text (uint8 arrays, split into lines and fields) and the floats of every fixture below ``root``."""
+    from safetensors.numpy import load_file
+
+    texts, numbers = set(), set()
+    for path in root.rglob("*.safetensors"):
+        for array in load_file(str(path)).values():
+            if array.dtype == np.uint8:
+                texts.update(re.split(r"[\n\t]", bytes(array).decode("utf-8", errors="ignore")))
+            elif array.dtype.kind == "f":
+                numbers.update(array.astype(np.float64).ravel().tolist())
+    return texts, numbers
+
+
+def secrets(assignment: str, fixtures: Path | None = None) -> Secrets:
+    fixtures = fixtures or paths.fixtures_dir()
+    public_texts, public_numbers = _fixture_values(fixtures / "public")
+    hidden_texts, hidden_numbers = _fixture_values(fixtures / "hidden" / assignment)
+    heldout = {field for path in HELDOUT.iterdir() if path.suffix != ".md"
+               for line in path.read_text().splitlines() for field in line.split("\t")}
+    public_names = {p.stem for p in (fixtures / "public" / assignment).glob("*.safetensors")}
+    return Secrets(
+        assignment, frozenset(release.secret_lines(assignment, regions="HIDDEN TESTS")),
+        frozenset(t.strip() for t in (hidden_texts - public_texts) | heldout if len(t.strip()) >= MIN_TEXT),
+        frozenset(p.stem for p in (fixtures / "hidden" / assignment).glob("*.safetensors")) - public_names,
+        frozenset(v for v in hidden_numbers - public_numbers if np.isfinite(v) and v != round(v)))
+
+
+def notebook_text(nb: NotebookNode) -> str:
+    """Everything a reader of the notebook sees as text: sources and text outputs (not images' base64)."""
+    parts = []
+    for cell in nb.cells:
+        parts.append(cell.source)
+        for output in cell.get("outputs", []):
+            parts.append(output.get("text", ""))
+            parts += [v for k, v in output.get("data", {}).items() if k.startswith("text/") and isinstance(v, str)]
+            parts += output.get("traceback", [])
+    return "\n".join(parts)
+
+
+def html_text(page: str) -> str:
+    """The HTML as read: tags (and the images' data inside them) dropped, entities decoded."""
+    return html.unescape(re.sub(r"<[^>]*>", "", page))
+
+
+def _significant(token: str) -> int:
+    return len(token.split("e")[0].split("E")[0].lstrip("-").replace(".", "").lstrip("0"))
+
+
+def leaks(text: str, secret: Secrets, where: str) -> list[str]:
+    """Why ``text`` (a solution's notebook or HTML, as text) must not be published; empty if it may be."""
+    found = [f"{where}: the marker {m!r} (hidden tests)" for m in MARKERS if m in text]
+    # Whole lines, as release.secret_lines tells them apart: a short hidden-test line such as
+    # `case["expected"], atol=1e-8)` is also the tail of a longer visible one.
+    lines = {line.strip() for line in text.splitlines()}
+    found += [f"{where}: a hidden-test line: {line!r}" for line in sorted(secret.lines & lines)]
+    found += [f"{where}: held-out or hidden-fixture text: {t[:60]!r}" for t in sorted(secret.texts) if t in text]
+    found += [f"{where}: the hidden fixture name {n!r}" for n in sorted(secret.names)
+              if f'"{n}"' in text or f"'{n}'" in text]
+    tokens = {t for t in _NUMBER.findall(text) if _significant(t) >= MIN_DIGITS}
+    digits = {_significant(t) for t in tokens}
+    hidden = {d: {f"{v:.{d - 1}e}" for v in secret.numbers} for d in digits}
+    found += [f"{where}: the hidden fixture value {t}" for t in sorted(tokens)
+              if f"{float(t):.{_significant(t) - 1}e}" in hidden[_significant(t)]]
+    return found
+
+
+def render_html(nb: NotebookNode, title: str) -> str:
+    from nbconvert import HTMLExporter
+
+    page, _ = HTMLExporter(template_name="lab", embed_images=True).from_notebook_node(
+        nb, resources={"metadata": {"name": title}})
+    return page
+
+
+def write(assignment: str, nb: NotebookNode, out: Path, secret: Secrets | None = None) -> list[Path]:
+    """Write one run solution and its HTML into ``out/<assignment>/``, or refuse (:class:`SolutionError`,
+    nothing written) if either would leak."""
+    secret = secret or secrets(assignment)
+    page = render_html(nb, f"{assignment}: worked solution")
+    problems = (leaks(notebook_text(nb), secret, f"{assignment}.ipynb")
+                + leaks(html_text(page), secret, f"{assignment}.html"))
+    if problems:
+        shown = "\n  ".join(problems[:10]) + (f"\n  ... and {len(problems) - 10} more" if len(problems) > 10 else "")
+        raise SolutionError(
+            f"{assignment}: refused to write its worked solution, it would publish what students must never see:\n  "
+            f"{shown}\nRemove it from the source notebook's visible or solution cells (hidden tests belong between "
+            f"`{feedback.BEGIN}` and `{feedback.END}`, held-out text in staff/authoring/heldout/ only), then run "
+            f"`make solutions` again")
+    folder = out / assignment
+    folder.mkdir(parents=True, exist_ok=True)
+    written = [folder / f"{assignment}.ipynb", folder / f"{assignment}.html"]
+    for path, content in zip(written, (nbformat.writes(nb), page)):
+        partial = path.with_name(f".{path.name}.partial")
+        partial.write_text(content, encoding="utf-8")
+        partial.replace(path)  # atomic: a half-written file is never in the folder to publish
+    return written
+
+
+def build(assignments: list[str] | None = None, out: Path = OUT, timeout: int | None = None,
+          report=print) -> tuple[list[Path], list[str]]:
+    """Worked solutions of ``assignments`` (default: all) into ``out``; returns the files written and
+    what went wrong with the others (one assignment failing does not stop the rest)."""
+    import time
+
+    written, problems = [], []
+    timeout = timeout or settings.current().cell_timeout
+    with tempfile.TemporaryDirectory(prefix="course-solutions-") as scratch:
+        bundle = publish.build(Path(scratch) / "bundle")  # what a student gets: public fixtures only
+        for assignment in assignments or course_dir.assignments():
+            start = time.monotonic()
+            try:
+                nb = execute(solution_notebook(assignment), bundle, assignment, timeout)
+                files = write(assignment, nb, out)
+            except SolutionError as error:
+                problems.append(str(error))
+                report(f"solutions: {assignment}: NOT written ({time.monotonic() - start:.0f} s)")
+                continue
+            written += files
+            report(f"solutions: wrote {', '.join(str(p.relative_to(out.parent)) for p in files)} "
+                   f"({time.monotonic() - start:.0f} s)")
+    return written, problems
