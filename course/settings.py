@@ -27,6 +27,11 @@ variable               what it does                                             
                                                                                      ``gradebook.db``
 =====================  ==========================================================  ==================
 
+``COURSE_SKIP_FRESH_RUN=1`` (default unset): the notebooks' last cell (``course.submission.check``)
+checks the notebook but does not run it again in a fresh kernel. Set wherever a program executes
+notebooks (release validation, the tests, the fresh run's own copy), which would otherwise run each
+notebook twice; under nbgrader (``NBGRADER_EXECUTION``) the cell does nothing at all.
+
 ``HF_HUB_OFFLINE`` is not a course setting but is derived from ``COURSE_ONLINE`` by
 :func:`apply_hub_mode`: offline, a hub name must fail at once instead of after a long network wait.
 """
@@ -45,6 +50,8 @@ ONLINE_VARIABLE = "COURSE_ONLINE"
 FIXTURES_VARIABLE = "COURSE_FIXTURES"
 #: Read by the notebooks' setup cell itself (it runs before ``course`` can be imported).
 REPO_VARIABLE = "COURSE_REPO"
+#: Set by every program that executes notebooks, so their last cell does not execute them again.
+SKIP_FRESH_RUN_VARIABLE = "COURSE_SKIP_FRESH_RUN"
 
 #: The folder that holds ``course/`` (the repository, or the student bundle on Colab).
 ROOT = Path(__file__).resolve().parent.parent
@@ -74,6 +81,12 @@ def under_autograde() -> bool:
     return bool(os.environ.get("NBGRADER_EXECUTION"))
 
 
+def jupyter_session_path() -> str | None:
+    """The notebook file this kernel was started for: ``JPY_SESSION_NAME``, which jupyter_server 2
+    sets in every kernel it starts (not a course setting: read here as every variable is)."""
+    return os.environ.get("JPY_SESSION_NAME") or None
+
+
 @dataclass(frozen=True)
 class Settings:
     online: bool
@@ -84,6 +97,7 @@ class Settings:
     memory_gb: float
     scheduler: str | None
     gradebook_url: str | None
+    skip_fresh_run: bool
 
     @property
     def memory_bytes(self) -> int:
@@ -102,6 +116,7 @@ def current() -> Settings:
         memory_gb=_number("MEMORY_GB", 8.0, float),
         scheduler=os.environ.get("SCHEDULER", "").strip() or None,
         gradebook_url=os.environ.get("GRADEBOOK_URL", "").strip() or None,
+        skip_fresh_run=os.environ.get(SKIP_FRESH_RUN_VARIABLE, "").strip().lower() in _TRUE,
     )
 
 
