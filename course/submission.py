@@ -20,6 +20,16 @@ from course import cell_audit, settings
 
 #: Seconds Colab's frontend may take to hand over the open notebook.
 COLAB_TIMEOUT = 30
+#: The notebooks' last cell (read-only, after the recap), one per assignment: :func:`cell_source`.
+CELL = '''# Before you submit: save the notebook (Ctrl+S; on Colab there is no need), then run this cell. It changes
+# nothing and grades nothing: it compares your cells with the released notebook, runs a copy top to bottom in a
+# fresh kernel within the grading time limit, and says what is left to fix and which file to hand in.
+from course import submission
+submission.check("{assignment}")'''
+
+
+def cell_source(assignment: str) -> str:
+    return CELL.format(assignment=assignment)
 
 
 class _Unavailable(Exception):

@@ -3,7 +3,10 @@
 What a Colab kernel has that a local one lacks, as far as the notebooks can tell: an importable
 ``google.colab`` module, imported at kernel start (so ``"google.colab" in sys.modules``), and the
 public student repository to clone, here the bundle ``make publish`` builds, committed to a local
-git repository and given as ``COURSE_REPO``.
+git repository and given as ``COURSE_REPO``. And the one request to the frontend the course makes
+(``course.submission``): ``_message.blocking_request("get_ipynb")``, answered with the notebook
+"open in the browser", which a test writes to :data:`FRONTEND_NOTEBOOK` in the stand-in's folder
+(without it the request times out, as Colab's does: ``None``).
 """
 from __future__ import annotations
 
@@ -11,6 +14,21 @@ import os
 import shutil
 import subprocess
 from pathlib import Path
+
+#: The notebook the stand-in's frontend has open (what ``get_ipynb`` hands over), in ``folder``.
+FRONTEND_NOTEBOOK = "colab-frontend.ipynb"
+MESSAGE_MODULE = '''"""Stand-in for Colab's frontend messages."""
+import json
+
+
+def blocking_request(request_type, request="", timeout_sec=5, parent=None):
+    """``get_ipynb``: the open notebook as Colab's frontend sends it; anything else times out."""
+    try:
+        with open({path!r}, encoding="utf-8") as file:
+            return {{"ipynb": json.load(file)}} if request_type == "get_ipynb" else None
+    except FileNotFoundError:
+        return None
+'''
 
 
 def stand_in(folder: Path, bundle: Path) -> dict[str, str]:
@@ -26,6 +44,7 @@ def stand_in(folder: Path, bundle: Path) -> dict[str, str]:
     module.mkdir(parents=True)
     (module.parent / "__init__.py").write_text("")
     (module / "__init__.py").write_text('"""Stand-in for Colab\'s module."""\n')
+    (module / "_message.py").write_text(MESSAGE_MODULE.format(path=str(folder / FRONTEND_NOTEBOOK)))
     startup = folder / "ipython" / "profile_default" / "startup"  # Colab's kernel imports it
     startup.mkdir(parents=True)
     (startup / "00-colab.py").write_text("import google.colab\n")
