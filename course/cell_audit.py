@@ -76,8 +76,8 @@ def describe(cell, section: str) -> str:
     """A cell as the student sees it (grade ids are in the metadata, which students rarely look at)."""
     m, source = meta(cell), cell["source"]
     if m.get("solution") and cell["cell_type"] == "code":
-        name = re.search(r"^\s*(?:def|class)\s+(\w+)", source, re.M)
-        return f"your answer {f'`{name[1]}`' if name else 'cell'} in “{section}”"
+        names = re.findall(r"^(?:def|class)\s+(\w+)", source, re.M)[:3]  # what the cell defines, top level
+        return f"your answer {', '.join(f'`{n}`' for n in names) if names else 'cell'} in “{section}”"
     if m.get("solution"):
         question = re.search(r"\*\*(Question \d+)", source)
         return f"your written answer to {question[1] if question else 'the question'} in “{section}”"

@@ -71,11 +71,14 @@ def _environment() -> dict[str, str]:
 def run(nb, progress: bool = True) -> Outcome:
     """Execute a copy of ``nb`` (a notebook dict or NotebookNode); never raises for what a cell
     does. The per-cell limit shrinks to what is left of the notebook's, as the grader's would."""
-    import nbformat
-    from nbclient import NotebookClient
-    from nbclient.exceptions import CellTimeoutError, DeadKernelError
-    from tqdm import tqdm
-
+    try:
+        import nbformat
+        from nbclient import NotebookClient
+        from nbclient.exceptions import CellTimeoutError, DeadKernelError
+        from tqdm import tqdm
+    except ImportError as error:  # a runtime without Jupyter's tools: the static checks still stand
+        return Outcome(nb=nb, seconds=0.0, cells_run=0, stopped=f"no fresh kernel can be run here ({error}): "
+                       f"`pip install nbclient tqdm`, or upload the notebook and ask for a check")
     limits = settings.current()
     try:
         copy_nb = nbformat.reads(json.dumps(nb), as_version=4)  # a copy, normalised as nbclient expects
@@ -115,6 +118,8 @@ def run(nb, progress: bool = True) -> Outcome:
                         break
                     ran += 1
                     bar.update()
+        except KeyboardInterrupt:  # the student stopped this cell: the kernel is shut down all the same
+            stopped = f"interrupted at cell {code[min(ran, len(code) - 1)] + 1}"
         except DeadKernelError:
             stopped = (f"the kernel died in cell {code[ran] + 1} (out of memory? the grader gives "
                        f"{limits.memory_gb:g} GiB)")
