@@ -158,7 +158,8 @@ def hand_in(assignment: str, path: Path | None) -> str:
                 f"after the title at the top left, so rename a `Copy of ...` or `... (1)` download to "
                 f"{expected}, then upload it to the learning platform (it adds your name).")
     rename = f" Rename it to {expected} first (the grader looks for that name)." if path.name != expected else ""
-    return f"Upload this saved file to the learning platform: {path}.{rename} It adds your name; keep the file name."
+    return (f"Upload this saved file to the learning platform: {path}.{rename} The platform adds your name "
+            f"to it: do not add it yourself.")
 
 
 def report(assignment: str, path: Path | None = None, fresh: bool = True, progress: bool = True) -> str:
