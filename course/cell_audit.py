@@ -152,8 +152,9 @@ def compare(student, released) -> list[str]:
         if cell["cell_type"] != ref["cell_type"] or any(meta(cell).get(k) != meta(ref).get(k) for k in flags):
             problems.append(f"cell {index + 1}, {what}, has changed nbgrader metadata (its type or points): {FRESH_COPY}")
         elif is_locked(ref) and cell["source"].strip() != ref["source"].strip():
-            problems.append(f"cell {index + 1}, {what}, was edited: it is read-only, and the grader puts the "
-                            f"released version back, so the edit changes nothing for grading: {FRESH_COPY}")
+            problems.append(f"cell {index + 1}, {what}, was edited (or comes from an older release): it is "
+                            f"read-only, and the grader puts the released version back, so the edit changes "
+                            f"nothing for grading: {FRESH_COPY}")
     for gid, indices in mine.items():
         for index in indices:
             if gid not in theirs and index not in claimed:
