@@ -1,19 +1,22 @@
 """What the student's own run showed, beside the graded run, under each free-text answer a TA grades.
 
-The free-text questions ask about the student's own numbers ("Read the speed-up ... (the cell
-*cache_speed*)"), but the formgrader shows the autograded notebook: the grader's re-execution,
+The free-text questions ask about the student's own numbers ("Read the speed-up ... in the table
+under exercise 4"), but the formgrader shows the autograded notebook: the grader's re-execution,
 which runs some cells with smaller settings (assignment 1's timings skipped, assignment 2's
 experiment at batch 2, assignment 4 one epoch, assignment 5 a smaller model). A TA grading the
 answer needs the outputs the student handed in. :class:`AddSubmittedOutputs` is an nbconvert
 preprocessor that puts, after each manually graded answer, a panel "As submitted (the student's
-own run)" with the outputs of the code cells the question names, read from
+own run)" with the outputs of the code cells the question refers to, read from
 ``submitted/<student>/<assignment>/<notebook>.ipynb``, next to the graded run's outputs of the
 same cells, and says when they differ.
 
-Which cells: a question names a cell as ``*grade_id*`` (emphasised) in its own text, the part of
-the source notebook's answer cell outside the solution region (``source/`` is trusted; the
-student's copy of the question is not read). Cells are matched by nbgrader ``grade_id``, else by
-cell id. A question that names no cell gets no panel.
+Which cells: the question cell's metadata in the SOURCE notebook, ``"course": {"refers_to":
+["grade_id", ...]}`` (code cells, in the order the question uses them). It is read from
+``source/`` only, which is trusted: a student's copy of the metadata is never read, so a
+submission cannot point the panel at other cells. The question's text says in words what the
+student sees ("your heatmap under exercise 2"), never a grade id. Cells of the two notebooks
+shown are matched by nbgrader ``grade_id``, else by cell id. A question that refers to no cell
+gets no panel.
 
 The submitted notebook is hostile input: it is parsed as plain JSON (size-limited, never
 executed), and only text (``text/plain``, streams, errors; HTML-escaped, ANSI codes dropped,
@@ -42,7 +45,7 @@ from pathlib import Path
 import nbformat
 from nbconvert.preprocessors import Preprocessor
 
-from staff.grading.model_answers import BEGIN, END, _is_manually_graded, grading_page_source
+from staff.grading.model_answers import _is_manually_graded, grading_page_source
 
 #: Limits on what a submitted notebook can put on the TA's page.
 MAX_NOTEBOOK_BYTES = 64 * 2**20   # larger is not read at all (a 300-answer session stays fast)
@@ -59,7 +62,6 @@ DIFFERS = ("The graded run's output differs from what the student submitted: the
 SAME = "The graded run showed the same."
 NOT_VERIFIED = "outputs as saved in the student's notebook; the grader did not produce them"
 
-_NAMED = re.compile(r"(?<![\w*])\*([A-Za-z_]\w*)\*(?![\w*])")
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 
@@ -76,31 +78,23 @@ details.submitted-outputs .omitted { font-style: italic; opacity: .8; }
 """
 
 
-def question_text(cell: nbformat.NotebookNode) -> str:
-    """A manually graded cell's text outside its solution regions: the question (trusted: source/)."""
-    kept, inside = [], False
-    for line in cell.source.split("\n"):
-        if BEGIN in line:
-            inside = True
-        elif END in line:
-            inside = False
-        elif not inside:
-            kept.append(line)
-    return "\n".join(kept)
+REFERS_TO = ("course", "refers_to")  # where a question cell's metadata names its code cells
 
 
-def named_cells(question: str, code_cells: set[str]) -> list[str]:
-    """The code cells a question names as ``*grade_id*``, in order, each once."""
-    names = [n for n in _NAMED.findall(question) if n in code_cells]
-    return list(dict.fromkeys(names))
+def refers_to(cell: nbformat.NotebookNode) -> list[str]:
+    """The code cells a question cell's metadata names (``course.refers_to``), each once, in order."""
+    names = cell.metadata.get(REFERS_TO[0], {}).get(REFERS_TO[1], [])
+    return list(dict.fromkeys(n for n in names if isinstance(n, str)))
 
 
 @lru_cache(maxsize=32)
 def _questions(path: str, mtime_ns: int) -> dict[str, list[str]]:
-    """``{answer grade_id: [named code cells]}`` of one source notebook (cached until it changes)."""
+    """``{answer grade_id: [code cells it refers to]}`` of one source notebook (cached until it
+    changes); a name that is no code cell of the notebook is dropped (the course's test of every
+    question fails on it first)."""
     notebook = nbformat.read(path, as_version=4)
     code = {_key(c) for c in notebook.cells if c.cell_type == "code"} - {None}
-    return {cell.metadata["nbgrader"]["grade_id"]: named_cells(question_text(cell), code)
+    return {cell.metadata["nbgrader"]["grade_id"]: [n for n in refers_to(cell) if n in code]
             for cell in notebook.cells if _is_manually_graded(cell)}
 
 
@@ -234,7 +228,7 @@ def _side(title: str, pieces: list[str], css: str) -> str:
 
 
 def compare(name: str, submitted: list | None, graded: list | None) -> str:
-    """One named cell: the submitted outputs beside the graded run's, and whether they differ."""
+    """One cell a question refers to: the submitted outputs beside the graded run's, and whether they differ."""
     graded_pieces, graded_shown = render(graded) if graded is not None else (
         ['<p class="omitted">no such cell in the graded notebook</p>'], None)
     if submitted is None:
@@ -262,7 +256,7 @@ def panel(grade_id: str, origin: str, body: str) -> nbformat.NotebookNode:
 
 
 class AddSubmittedOutputs(Preprocessor):
-    """After each manually graded answer that names code cells, their submitted outputs beside the
+    """After each manually graded answer that refers to code cells, their submitted outputs beside the
     graded run's (formgrader only: registered by ``jupyter/nbconvert/templates/formgrade/conf.json``)."""
 
     def preprocess(self, nb, resources):
@@ -271,8 +265,8 @@ class AddSubmittedOutputs(Preprocessor):
         if page is None:
             return nb, resources
         assignment, notebook, source = page
-        named = questions(source)
-        wanted = {g: n for g, n in named.items() if n}
+        referred = questions(source)
+        wanted = {g: n for g, n in referred.items() if n}
         if not any(_is_manually_graded(c) and c.metadata.nbgrader.grade_id in wanted for c in nb.cells):
             return nb, resources
         submitted_root = source.parents[2] / "submitted"

@@ -1,5 +1,5 @@
 """The formgrader shows, under a free-text answer, the outputs the student submitted for the cells
-the question names, beside the graded run's (staff/grading/submitted_outputs.py): rendered by
+the question refers to (its source cell's metadata ``course.refers_to``), beside the graded run's (staff/grading/submitted_outputs.py): rendered by
 nbgrader's real ``formgrade`` template on crafted courses, hostile outputs included. The browser
 view of a graded sample is tests/e2e/test_formgrader.py."""
 from __future__ import annotations
@@ -43,11 +43,13 @@ def _code(grade_id: str, outputs=()) -> nbformat.NotebookNode:
     return cell
 
 
-def _answer(grade_id: str, question: str) -> nbformat.NotebookNode:
+def _answer(grade_id: str, question: str, refers_to=()) -> nbformat.NotebookNode:
     cell = nbformat.v4.new_markdown_cell(f"{question}\n\n### BEGIN SOLUTION\nThe model answer of {grade_id}, "
                                          f"naming *decoy* in the solution only.\n### END SOLUTION", id=grade_id)
     cell.metadata.nbgrader = {"grade_id": grade_id, "solution": True, "grade": True, "locked": False,
                               "points": 2, "schema_version": 3}
+    if refers_to:
+        cell.metadata.course = {"refers_to": list(refers_to)}
     return cell
 
 
@@ -59,9 +61,9 @@ def _display(data: dict) -> dict:
     return nbformat.v4.new_output("display_data", data=data)
 
 
-QUESTIONS = [_answer("q_speed", "Read the speed-up off your table (the cell *experiment*) and your figure "
-                                "(the cell *figure*); ignore *not_a_cell*."),
-             _answer("q_none", "Explain in your own words (no cell named).")]
+QUESTIONS = [_answer("q_speed", "Read the speed-up off your table and your figure under exercise 1.",
+                     refers_to=["experiment", "figure", "experiment", "not_a_cell"]),
+             _answer("q_none", "Explain in your own words (the text's *experiment* is no reference).")]
 HOSTILE = [
     _display({"text/html": "<script>alert('html')</script>", "text/plain": "plain fallback <b>bold?</b>"}),
     _display({"application/javascript": "alert('js')"}),
@@ -120,11 +122,11 @@ def _panels(page: str) -> dict[str, str]:
 def test_a_named_cell_is_shown_as_submitted_beside_the_graded_run(course, monkeypatch):
     page = render(course, monkeypatch)
     panels = _panels(page)
-    assert list(panels) == ["q_speed"], "only the question that names cells gets a panel"
+    assert list(panels) == ["q_speed"], "only the question whose metadata refers to cells gets a panel"
     speed = panels["q_speed"]
     assert "As submitted (the student's own run)" in speed
     cells = re.findall(r'data-cell="(\w+)"', speed)
-    assert cells == ["experiment", "figure"], "the named cells, in the question's order, not the decoy"
+    assert cells == ["experiment", "figure"], "the metadata's code cells, in order, once each; not the decoy"
     experiment = speed.split('data-cell="figure"')[0]
     mine, graded = experiment.split('class="graded-run"')
     assert "speed-up 7.1x (my run)" in mine and "speed-up 1.2x (graded run)" in graded
@@ -219,16 +221,64 @@ def test_registered_for_the_grading_page_only_before_the_model_answers(monkeypat
     assert AddSubmittedOutputs not in preprocessors("feedback")
 
 
-def test_the_course_questions_name_code_cells_of_the_release():
-    """Which cells each free-text question of the course names (*grade_id* in its text): every one
-    is a code cell of the released notebook, so a student's submission has it."""
-    named = {}
-    for assignment in course_dir.assignments():
-        release = nbformat.read(course_dir.release_notebook(assignment), as_version=4)
-        code = {course_dir.nbgrader(c).get("grade_id") for c in release.cells if c.cell_type == "code"}
-        for question, cells in submitted_outputs.questions(course_dir.source_notebook(assignment)).items():
-            assert set(cells) <= code, (assignment, question, cells)
-            named[question] = cells
-    assert named["q_temperature"] == ["samples"]
-    assert named["q_cache"] == ["cache_speed"]
-    assert named["q_pattern"] == ["plot_attention"]
+def test_a_students_copy_of_the_metadata_is_never_read(course, monkeypatch):
+    """The cells come from source/ only: a submission (and so its graded run) that points a question
+    at other cells changes nothing."""
+    for folder in ("submitted", "autograded"):
+        path = course / folder / STUDENT / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
+        nb = nbformat.read(path, as_version=4)
+        for cell in nb.cells:
+            if cell.cell_type == "markdown":
+                cell.metadata.course = {"refers_to": ["figure"]}
+        nbformat.write(nb, path)
+    panels = _panels(render(course, monkeypatch))
+    assert list(panels) == ["q_speed"]
+    assert re.findall(r'data-cell="(\w+)"', panels["q_speed"]) == ["experiment", "figure"]
+
+
+def _course_questions(assignment: str) -> list[nbformat.NotebookNode]:
+    source = nbformat.read(course_dir.source_notebook(assignment), as_version=4)
+    return [c for c in source.cells if model_answers._is_manually_graded(c)]
+
+
+@pytest.mark.parametrize("assignment", course_dir.assignments())
+def test_every_course_question_refers_to_code_cells_of_the_release(assignment):
+    """Every free-text question of the course says in its source metadata which code cells it is
+    about: each a code cell of the released notebook (so a submission has it), in the order the
+    question uses them. Its text says where they are in words, never as a grade id (the old
+    ``*grade_id*`` convention, which students cannot see)."""
+    release = nbformat.read(course_dir.release_notebook(assignment), as_version=4)
+    code = {course_dir.nbgrader(c).get("grade_id") for c in release.cells if c.cell_type == "code"}
+    referred = submitted_outputs.questions(course_dir.source_notebook(assignment))
+    for cell in _course_questions(assignment):
+        grade_id = cell.metadata.nbgrader.grade_id
+        names = submitted_outputs.refers_to(cell)
+        assert names, f"{assignment}: question {grade_id} has no metadata course.refers_to"
+        assert set(names) <= code, (assignment, grade_id, sorted(set(names) - code))
+        assert referred[grade_id] == names
+        question = cell.source.split(model_answers.BEGIN)[0]
+        shown = [n for n in code if n and f"*{n}*" in question]
+        assert not shown, f"{assignment}: question {grade_id} names cells by grade id: {shown}"
+
+
+def test_the_questions_of_assignments_1_to_4_refer_to_the_cells_they_ask_about():
+    referred = {}
+    for assignment in ("01_attention", "02_distilbert", "03_visualising_attention", "04_finetuning"):
+        referred.update(submitted_outputs.questions(course_dir.source_notebook(assignment)))
+    assert referred["q_values"] == ["plot_self_attention"]
+    assert referred["q_order"] == ["plot_shuffle"]
+    assert referred["q_cls"] == ["plot_attention", "sdpa_experiment"]
+    assert referred["q_limits"] == ["show_token", "q_limits_experiment"]
+    assert referred["q_scratch"] == ["scratch"]
+
+
+@pytest.mark.parametrize("assignment", ["01_attention", "02_distilbert", "03_visualising_attention", "04_finetuning"])
+def test_every_model_answer_splits_its_points(assignment):
+    """The TA under each question reads what earns each point: the model answer ends with a
+    ``**Points.**`` paragraph whose ``N point(s):`` parts add up to the question's points."""
+    for cell in _course_questions(assignment):
+        answer = model_answers.solution_text(cell)
+        assert "**Points.**" in answer, f"{assignment}: the model answer of {cell.metadata.nbgrader.grade_id} has no split"
+        split = answer.split("**Points.**")[1]
+        points = sum(int(n) for n in re.findall(r"(\d+) points?:", split))
+        assert points == cell.metadata.nbgrader.points, (assignment, cell.metadata.nbgrader.grade_id, points)
