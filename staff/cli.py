@@ -249,8 +249,8 @@ def _solutions(args) -> int:
     from staff.authoring import solutions
 
     _, problems = solutions.build(args.assignments or None, out=args.out or solutions.OUT, timeout=args.cell_timeout)
-    for problem in problems:
-        print(f"solutions: {problem}", file=sys.stderr)
+    if problems:  # each was reported as it happened
+        print(f"solutions: NOT written: {', '.join(problems)} (see above)", file=sys.stderr)
     return 1 if problems else 0
 
 
@@ -319,7 +319,7 @@ def parser() -> argparse.ArgumentParser:
     solved = command("solutions", _solutions, "worked solutions to publish once grades are out: each notebook run with "
                      "its solutions, model answers and outputs, without hidden tests, into solutions/ (.ipynb and .html)")
     solved.add_argument("--out", type=Path, help="default: the course's solutions/")
-    solved.add_argument("--cell-timeout", type=int, help="seconds per cell (default: CELL_TIMEOUT)")
+    solved.add_argument("--cell-timeout", type=int, help="seconds per cell (default: 3600; training runs uncapped)")
     return top
 
 

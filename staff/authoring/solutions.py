@@ -39,6 +39,9 @@ HELDOUT = Path(__file__).parent / "heldout"
 MIN_TEXT = 30
 #: A number printed with fewer significant digits (0.5, 1.25) says nothing about a hidden value.
 MIN_DIGITS = 7
+#: Seconds a cell may run. Not CELL_TIMEOUT (autograde's 300): here training runs uncapped, as a student's
+#: own run does, and assignment 4's fine-tuning cell took over 300 s on this 2-core machine; this only stops a hang.
+CELL_TIMEOUT = 3600
 MARKERS = (feedback.BEGIN, feedback.END, "hidden=True")
 HEADER = ("**Worked solution**, published after grading: the instructor's code and model answers, with the "
           "outputs of one run (offline, on CPU, from the public course files only). The hidden tests are "
@@ -103,11 +106,11 @@ def solution_notebook(assignment: str) -> NotebookNode:
     return nb
 
 
-def execute(nb: NotebookNode, bundle: Path, assignment: str, timeout: int | None) -> NotebookNode:
+def execute(nb: NotebookNode, bundle: Path, assignment: str, timeout: int | None = CELL_TIMEOUT) -> NotebookNode:
     """Run ``nb`` (in place) where a student would: ``bundle/<assignment>/``, a fresh kernel whose
     ``course`` package and fixtures are the bundle's (public only), not capped as under autograde."""
     from nbclient import NotebookClient
-    from nbclient.exceptions import CellExecutionError
+    from nbclient.exceptions import CellExecutionError, CellTimeoutError, DeadKernelError
 
     folder = bundle / assignment
     nbformat.write(nb, folder / f"{assignment}.ipynb")  # over the released one: what a student would open
@@ -115,15 +118,18 @@ def execute(nb: NotebookNode, bundle: Path, assignment: str, timeout: int | None
     env.update({settings.FIXTURES_VARIABLE: str(bundle / "fixtures"), "PYTHONPATH": str(bundle),
                 "MPLBACKEND": "module://matplotlib_inline.backend_inline"})  # figures as outputs, even under Agg
     client = NotebookClient(nb, timeout=timeout, kernel_name="python3", resources={"metadata": {"path": str(folder)}})
+    running = {}
+    client.on_cell_execute = lambda cell, cell_index: running.update(cell=cell.get("id", f"number {cell_index}"))
     try:
         client.execute(env=env)
-    except CellExecutionError as error:
-        failed = next((c for c in nb.cells if any(o.get("output_type") == "error" for o in c.get("outputs", []))), None)
-        where = f"cell {failed.id}" if failed is not None else "a cell"
+    except (CellExecutionError, CellTimeoutError, DeadKernelError) as error:
+        what = (f"{error.ename}: {error.evalue[:300]}" if isinstance(error, CellExecutionError) else
+                f"still running after {timeout} s: give it longer with --cell-timeout" if isinstance(error, CellTimeoutError)
+                else "the kernel died: out of memory?")
         raise SolutionError(
-            f"{assignment}: {where} of the worked solution failed ({error.ename}: {error.evalue[:300]}). The source "
-            f"notebook must run top to bottom from the public course files (`make validate`); if someone is "
-            f"editing it, try again when they are done") from None
+            f"{assignment}: cell {running.get('cell', '?')} of the worked solution failed ({what}). The source notebook "
+            f"must run top to bottom from the public course files (`make validate`); if someone is editing it, try "
+            f"again when they are done") from None
     return nb
 
 
@@ -166,12 +172,13 @@ def secrets(assignment: str, fixtures: Path | None = None) -> Secrets:
         frozenset(v for v in hidden_numbers - public_numbers if np.isfinite(v) and v != round(v)))
 
 
-def notebook_text(nb: NotebookNode) -> str:
-    """Everything a reader of the notebook sees as text: sources and text outputs (not images' base64)."""
+def notebook_text(nb: NotebookNode, outputs: bool = True) -> str:
+    """What a reader of the notebook sees as text: its sources and (unless not ``outputs``) its text
+    outputs, not images' base64."""
     parts = []
     for cell in nb.cells:
         parts.append(cell.source)
-        for output in cell.get("outputs", []):
+        for output in cell.get("outputs", []) if outputs else []:
             parts.append(output.get("text", ""))
             parts += [v for k, v in output.get("data", {}).items() if k.startswith("text/") and isinstance(v, str)]
             parts += output.get("traceback", [])
@@ -187,22 +194,35 @@ def _significant(token: str) -> int:
     return len(token.split("e")[0].split("E")[0].lstrip("-").replace(".", "").lstrip("0"))
 
 
-def leaks(text: str, secret: Secrets, where: str) -> list[str]:
-    """Why ``text`` (a solution's notebook or HTML, as text) must not be published; empty if it may be."""
+def text_leaks(text: str, secret: Secrets, where: str) -> list[str]:
+    """Hidden-test lines, held-out or hidden-fixture text and hidden fixtures' names in ``text``."""
     found = [f"{where}: the marker {m!r} (hidden tests)" for m in MARKERS if m in text]
     # Whole lines, as release.secret_lines tells them apart: a short hidden-test line such as
     # `case["expected"], atol=1e-8)` is also the tail of a longer visible one.
     lines = {line.strip() for line in text.splitlines()}
     found += [f"{where}: a hidden-test line: {line!r}" for line in sorted(secret.lines & lines)]
     found += [f"{where}: held-out or hidden-fixture text: {t[:60]!r}" for t in sorted(secret.texts) if t in text]
-    found += [f"{where}: the hidden fixture name {n!r}" for n in sorted(secret.names)
-              if f'"{n}"' in text or f"'{n}'" in text]
+    return found + [f"{where}: the hidden fixture name {n!r}" for n in sorted(secret.names)
+                    if f'"{n}"' in text or f"'{n}'" in text]
+
+
+def number_leaks(text: str, secret: Secrets, where: str) -> list[str]:
+    """Hidden fixtures' values written in ``text`` to at least MIN_DIGITS significant digits."""
     tokens = {t for t in _NUMBER.findall(text) if _significant(t) >= MIN_DIGITS}
-    digits = {_significant(t) for t in tokens}
-    hidden = {d: {f"{v:.{d - 1}e}" for v in secret.numbers} for d in digits}
-    found += [f"{where}: the hidden fixture value {t}" for t in sorted(tokens)
-              if f"{float(t):.{_significant(t) - 1}e}" in hidden[_significant(t)]]
-    return found
+    hidden = {d: {f"{v:.{d - 1}e}" for v in secret.numbers} for d in {_significant(t) for t in tokens}}
+    return [f"{where}: the hidden fixture value {t}" for t in sorted(tokens)
+            if f"{float(t):.{_significant(t) - 1}e}" in hidden[_significant(t)]]
+
+
+def leaks(nb: NotebookNode, secret: Secrets, page: str | None = None) -> list[str]:
+    """Why a worked solution (its notebook, and its HTML ``page``) must not be published; empty if it may be.
+    Hidden values are looked for in what was written by hand (sources, model answers), not in outputs:
+    those were computed where no hidden fixture could be read, so a hidden value there is one anybody
+    computes from public inputs (assignment 3's attention views show the maps of sentences its
+    hidden tests use too)."""
+    notebook = f"{secret.assignment}.ipynb"
+    found = text_leaks(notebook_text(nb), secret, notebook) + number_leaks(notebook_text(nb, False), secret, notebook)
+    return found + (text_leaks(html_text(page), secret, f"{secret.assignment}.html") if page is not None else [])
 
 
 def render_html(nb: NotebookNode, title: str) -> str:
@@ -218,8 +238,7 @@ def write(assignment: str, nb: NotebookNode, out: Path, secret: Secrets | None =
     nothing written) if either would leak."""
     secret = secret or secrets(assignment)
     page = render_html(nb, f"{assignment}: worked solution")
-    problems = (leaks(notebook_text(nb), secret, f"{assignment}.ipynb")
-                + leaks(html_text(page), secret, f"{assignment}.html"))
+    problems = leaks(nb, secret, page)
     if problems:
         shown = "\n  ".join(problems[:10]) + (f"\n  ... and {len(problems) - 10} more" if len(problems) > 10 else "")
         raise SolutionError(
@@ -238,23 +257,22 @@ def write(assignment: str, nb: NotebookNode, out: Path, secret: Secrets | None =
 
 
 def build(assignments: list[str] | None = None, out: Path = OUT, timeout: int | None = None,
-          report=print) -> tuple[list[Path], list[str]]:
+          report=print) -> tuple[list[Path], dict[str, str]]:
     """Worked solutions of ``assignments`` (default: all) into ``out``; returns the files written and
-    what went wrong with the others (one assignment failing does not stop the rest)."""
+    what went wrong with the others, by assignment (one failing does not stop the rest; ``report`` says it at once)."""
     import time
 
-    written, problems = [], []
-    timeout = timeout or settings.current().cell_timeout
+    written, problems = [], {}
     with tempfile.TemporaryDirectory(prefix="course-solutions-") as scratch:
         bundle = publish.build(Path(scratch) / "bundle")  # what a student gets: public fixtures only
         for assignment in assignments or course_dir.assignments():
             start = time.monotonic()
             try:
-                nb = execute(solution_notebook(assignment), bundle, assignment, timeout)
+                nb = execute(solution_notebook(assignment), bundle, assignment, timeout or CELL_TIMEOUT)
                 files = write(assignment, nb, out)
             except SolutionError as error:
-                problems.append(str(error))
-                report(f"solutions: {assignment}: NOT written ({time.monotonic() - start:.0f} s)")
+                problems[assignment] = str(error)
+                report(f"solutions: {assignment}: NOT written ({time.monotonic() - start:.0f} s): {error}")
                 continue
             written += files
             report(f"solutions: wrote {', '.join(str(p.relative_to(out.parent)) for p in files)} "

@@ -45,7 +45,7 @@ def test_solution_notebook_keeps_solutions_and_answers_and_drops_hidden_tests(as
             assert answer and not missing, f"{assignment}: solution of {cell.id} lacks {missing[:2]}"
             if cell.cell_type == "markdown" and meta.get("grade"):
                 assert "**Model answer.**" in by_id[cell.id].source
-    assert solutions.leaks(text, solutions.secrets(assignment), assignment) == []
+    assert solutions.leaks(nb, solutions.secrets(assignment)) == []
 
 
 @pytest.fixture(scope="module")
@@ -58,7 +58,7 @@ def built(tmp_path_factory):
     """Assignment 1 built for real, once: its folder in the output and the run notebook."""
     out = tmp_path_factory.mktemp("solutions")
     written, problems = solutions.build([FIRST], out=out, report=lambda line: None)
-    assert problems == []
+    assert problems == {}
     return out / FIRST, nbformat.read(written[0], as_version=4)
 
 
@@ -77,8 +77,7 @@ def test_built_solution_has_outputs_figures_and_nothing_hidden(built, secret):
     assert page.count("data:image/png;base64,") >= figures + attachments, "figures and diagram embedded"
     assert "attachment:" not in page
     assert "visible checks passed" in solutions.notebook_text(nb)
-    assert solutions.leaks(solutions.notebook_text(nb), secret, "ipynb") == []
-    assert solutions.leaks(solutions.html_text(page), secret, "html") == []
+    assert solutions.leaks(nb, secret, page) == []
 
 
 def _hidden_value(secret: solutions.Secrets) -> str:
@@ -105,22 +104,19 @@ INJECTIONS = {
 
 
 def _injected(nb, kind: str, secret: solutions.Secrets):
-    """``nb`` with one leak of ``kind`` in it: pasted into a solution or model answer, or printed by a cell."""
+    """``nb`` with one leak of ``kind`` in it, as if pasted into a solution or model answer."""
     nb = copy.deepcopy(nb)
     cell = next(c for c in nb.cells if c.cell_type == "code")
     leak = INJECTIONS[kind][0](secret)
-    if kind == "hidden value":
-        cell.outputs.append(nbformat.v4.new_output("stream", name="stdout", text=leak + "\n"))
-    else:
-        cell.source += "\n" + leak
+    cell.source += "\n" + leak
     return nb
 
 
 @pytest.mark.parametrize("kind", INJECTIONS)
 def test_each_kind_of_leak_is_found(secret, kind):
     nb = _injected(solutions.solution_notebook(FIRST), kind, secret)
-    found = solutions.leaks(solutions.notebook_text(nb), secret, "here")
-    assert len(found) == 1 and found[0].startswith(f"here: {INJECTIONS[kind][1]}"), found
+    found = solutions.leaks(nb, secret)
+    assert len(found) == 1 and found[0].startswith(f"{FIRST}.ipynb: {INJECTIONS[kind][1]}"), found
 
 
 @pytest.mark.notebooks
