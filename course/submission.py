@@ -206,8 +206,8 @@ def _fresh(nb, fresh: bool, progress: bool, lines: list[str]):
     ran = fresh_run.run(nb, progress=progress)
     within = ran.seconds <= limits.notebook_timeout and not ran.stopped
     lines.append(f"Fresh run: {ran.cells_run} code cell(s) in {ran.seconds:.1f} s in a fresh kernel, with the "
-                 f"grader's settings (limits: {limits.notebook_timeout} s for the notebook, {limits.cell_timeout} s "
-                 f"per cell){'' if within else ': NOT within the limits'}")
+                 f"grader's settings: {'within' if within else 'NOT within'} the grading limits "
+                 f"(limits: {limits.notebook_timeout} s for the notebook, {limits.cell_timeout} s per cell)")
     if ran.stopped:
         lines.append(f"  ✗ stopped: {ran.stopped}")
     elif ran.seconds > limits.notebook_timeout / 2:
