@@ -57,7 +57,7 @@ def _note(cell: NotebookNode, visible: str, cell_id: str) -> NotebookNode:
     """A hidden-test cell as the note that replaces it: its points and what its visible comment says."""
     said = " ".join(line.lstrip("#").strip() for line in visible.splitlines()
                     if line.strip().startswith("#") and "(hidden tests: not shown)" not in line)
-    said = re.sub(r"^Hidden tests \([^)]*\):\s*", "", said).strip()
+    said = re.sub(r"^Hidden tests? \([^)]*\):\s*", "", said).strip()
     points = course_dir.nbgrader(cell).get("points") or 0
     return nbformat.v4.new_markdown_cell(f"> **Hidden tests ({points:g} points)**, graded outside your notebook"
                                          + (f": {said}" if said else "."), id=cell_id)
