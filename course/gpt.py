@@ -70,3 +70,39 @@ def load_hub_model(name: str = HUB_MODEL) -> tuple[GPT2LMHeadModel, PreTrainedTo
                            "and run with internet access")
     model = GPT2LMHeadModel.from_pretrained(name, attn_implementation="eager").eval()
     return model, AutoTokenizer.from_pretrained(name)
+
+
+@torch.no_grad()
+def explain_cache_mismatch(model, reference: GPT2LMHeadModel, cached: torch.Tensor, recomputed: torch.Tensor,
+                           prompt_length: int, atol: float = 1e-5) -> str:
+    """Why ``generate`` gave other tokens with the cache (``cached``) than without (``recomputed``),
+    for the same prompt and seed: each run's next-token logits are compared with GPT-2's own
+    (correctly masked) logits on the same tokens. The cached run is replayed as generation feeds it
+    (the prompt, then one token at a time with ``past``), the other run in one call on the whole
+    text. A disagreement between the two runs alone does not say which one is wrong: a mask that
+    lets a token see the next one spoils the run without the cache, which then looks like a cache bug."""
+    def error(logits, ids):  # the logits that chose each generated token
+        want = reference(input_ids=ids).logits[:, prompt_length - 1:-1]
+        return float((logits.float() - want.float()).abs().max())
+
+    whole = error(model(recomputed)[0][:, prompt_length - 1:-1], recomputed)
+    logits, past = model(cached[:, :prompt_length])
+    steps = [logits[:, -1:]]
+    for t in range(prompt_length, cached.shape[1] - 1):
+        logits, past = model(cached[:, t:t + 1], past=past)
+        steps.append(logits)
+    stepwise = error(torch.cat(steps, dim=1), cached)
+    found = (f"Against GPT-2's own logits on the same tokens (tolerance {atol:g}): without the cache (the whole "
+             f"text in one call) the max abs error is {whole:.3g}; with the cache (the prompt, then one token at "
+             f"a time) it is {stepwise:.3g}. ")
+    if whole > atol:
+        return found + ("Your model is wrong on the whole text at once, where no cache is involved: a token sees "
+                        "what it must not (the causal mask: decoder_mask, attend; exercise 1) or the model "
+                        "computes something else (exercise 3). Their visible checks say where.")
+    if stepwise > atol:
+        return found + ("Only the cached path is wrong: the positions of the new token (they start at "
+                        "past_length), the mask for one query after past_length cached keys, or how the cache "
+                        "is concatenated and passed on (Block.forward, GPT.forward, generate).")
+    return found + ("Both paths compute the right logits, so generate picks the tokens differently in the two "
+                    "runs: check that it feeds exactly the newest token with past=present, and draws with the "
+                    "generator it was given.")

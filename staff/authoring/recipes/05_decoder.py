@@ -15,6 +15,10 @@ PyTorch's and Hugging Face's own implementations; all on the CPU in float32.
 - ``heldout`` (hidden only): 16 windows of 64 characters of the entries the students' corpus
   leaves out (``staff/authoring/heldout/``), and their targets, on which the judge computes the
   perplexity of each student's trained model.
+- ``reversal`` (hidden only): 64 digit sequences of 5-10 digits (the notebook's tokens), padded to 12,
+  wider than any training batch; the reversed digits and EOS (``targets``) and, per output digit,
+  the source position it copies (``alignment``, -1 elsewhere). The judge counts the student's
+  trained encoder-decoder's greedy tokens and its cross-attention's argmax against them.
 """
 from __future__ import annotations
 
@@ -36,7 +40,8 @@ TOLERANCES = {"*": (1e-6, 1e-5), "decoder_layer/y": (1e-5, 1e-5), "gpt": (1e-5, 
 #: compares with them (staff/grading/sandbox.py, judge.py). Everything else is an input.
 OUTPUTS = {"causal": ("mask", "out", "weights"), "decoder_layer": ("y", "cross_weights"), "gpt": ("logits",),
            "sampling": ("probs",), "decoding": ("greedy", "lengths", "sampled"),
-           "language_model": ("loss", "perplexity_*"), "heldout": ("targets",)}
+           "language_model": ("loss", "perplexity_*"), "heldout": ("targets",),
+           "reversal": ("targets", "alignment")}
 GPT_SIZES = ("vocab_size", "n_positions", "d_model", "n_heads", "n_layers")
 
 
@@ -149,6 +154,21 @@ def heldout_case(windows: int = 16, length: int = 64) -> dict:
     return _arrays(windows=batch, targets=batch[:, 1:])
 
 
+def reversal_case(sol: dict, g: Draws, batch: int = 64, width: int = 12) -> dict:
+    """Sources drawn with :class:`Draws` (the notebook's own sampler uses torch's generator), in the
+    notebook's tokens; what reversing them gives, and where each output digit must look."""
+    lengths = g.integers(sol["MIN_DIGITS"], sol["MAX_DIGITS"] + 1, (batch,))
+    source = torch.full((batch, width), sol["PAD"])
+    targets = torch.full((batch, width + 1), sol["PAD"])
+    alignment = torch.full((batch, width + 1), -1)
+    for row, n in enumerate(lengths.tolist()):
+        digits = g.integers(0, 10, (n,)) + sol["FIRST_DIGIT"]
+        source[row, :n] = digits
+        targets[row, :n], targets[row, n] = digits.flip(0), sol["EOS"]
+        alignment[row, :n] = torch.arange(n - 1, -1, -1)           # output digit i copies source digit n - 1 - i
+    return _arrays(source=source, source_padding=(source != sol["PAD"]).long(), targets=targets, alignment=alignment)
+
+
 def build() -> dict:
     sol = solution_namespace(ASSIGNMENT)
     public, hidden = Draws(505), Draws(5_0505)
@@ -181,6 +201,7 @@ def build() -> dict:
         ("hidden", "language_model"): pack_cases([
             language_model_case(sol, hidden, 3, 9, 17, 900, 250), language_model_case(sol, hidden, 1, 4, 5, 60, 30)]),
         ("hidden", "heldout"): pack_cases([heldout_case()]),
+        ("hidden", "reversal"): pack_cases([reversal_case(sol, hidden)]),
     }
 
 
