@@ -11,7 +11,7 @@ it runs in a fresh kernel inside a scratch copy of the student bundle (:mod:`pub
 package, data and *public* fixtures, ``COURSE_FIXTURES`` pointing there), exactly as a student runs
 it, so a hidden fixture is not even reachable through the course's loaders. Why it is checked
 anyway: a hidden-test line pasted into a solution, a held-out sentence quoted in a model answer or
-a hidden value printed by hand would pass through; :func:`leaks` finds what it can cheaply, in the
+a hidden value typed into a cell would pass through; :func:`leaks` finds what it can cheaply, in the
 notebook and in the HTML, and :func:`build` refuses to write a solution that has any.
 """
 from __future__ import annotations
