@@ -110,8 +110,8 @@ bench-finetune: setup ## fine-tune on SST-2 (../shared/data/sst2) vs transformer
 compat: setup ## the source notebooks on transformers 4.57 and on a simulated Colab that installs what it lacks (builds virtualenvs in .compat/; not part of make test; README=1 writes the table)
 	$(PY) benchmarks/compat.py $(if $(README),--readme) $(ARGS)
 
-clean: ## remove grading outputs (submitted/, autograded/, feedback/, grades.csv, gradebook.db); keeps the gradebook's backups
-	rm -rf submitted feedback downloaded reports grades.csv gradebook.db publish
+clean: ## remove grading outputs (submitted/, autograded/, feedback/, solutions/, grades.csv, gradebook.db); keeps the gradebook's backups
+	rm -rf submitted feedback downloaded reports grades.csv gradebook.db publish solutions
 	find autograded -mindepth 1 -maxdepth 1 ! -name README.md -exec rm -rf {} +
 	@ls gradebook.db.*.bak >/dev/null 2>&1 && echo "clean: kept the gradebook's backups (gradebook.db.*.bak: the last 5, one before each autograde; manual grades live there now): make distclean removes them" || true
 
