@@ -188,7 +188,7 @@ def test_ta_grades_a_free_text_answer_and_moves_on(page, server, graded_course, 
         assert gb.find_submission(ASSIGNMENT, STUDENT).score == 44 + 5.5
 
 
-DECODER = "05_decoder"  # its questions name the cells they are about: *samples*, *cache_speed*, *plot_attention*
+DECODER = "05_decoder"  # its questions refer to cells (course.refers_to): the samples, the cache's speed-up, the attention
 
 
 @pytest.fixture
