@@ -20,6 +20,8 @@ from course import cell_audit, settings
 
 #: Seconds Colab's frontend may take to hand over the open notebook.
 COLAB_TIMEOUT = 30
+#: The grade id (and cell id) of the notebooks' last cell.
+CELL_ID = "submission_check"
 #: The notebooks' last cell (read-only, after the recap), one per assignment: :func:`cell_source`.
 CELL = '''# Before you submit: save the notebook (Ctrl+S; on Colab there is no need), then run this cell. It changes
 # nothing and grades nothing: it compares your cells with the released notebook, runs a copy top to bottom in a

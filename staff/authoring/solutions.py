@@ -27,11 +27,11 @@ import nbformat
 import numpy as np
 from nbformat import NotebookNode
 
-from course import paths, settings
+from course import paths, settings, submission
 from staff import course_dir
 from staff.authoring import publish, release
 from staff.grading import feedback
-from staff.grading.model_answers import BEGIN, END, _is_manually_graded
+from staff.grading.model_answers import BEGIN, END, is_manually_graded
 
 OUT = paths.ROOT / "solutions"
 HELDOUT = Path(__file__).parent / "heldout"
@@ -76,13 +76,15 @@ def _without_markers(source: str, label: str | None) -> str:
 
 def _solution_cells(cell: NotebookNode) -> list[NotebookNode]:
     """What one source cell becomes in the worked solution (none, itself, or itself and a note)."""
+    if course_dir.nbgrader(cell).get("grade_id") == submission.CELL_ID:
+        return []  # "before you submit" has nothing to check in a worked solution (and would run it twice)
     visible, hidden = feedback.visible_part(cell.source)
     if hidden:
         has_code = any(line.strip() and not line.strip().startswith("#") for line in visible.splitlines())
         kept = [nbformat.v4.new_code_cell(visible, id=cell.id)] if has_code else []
         note_id = f"{cell.id}_note" if kept else cell.id  # stable ids, as in source/
         return kept + ([_note(cell, visible, note_id)] if course_dir.nbgrader(cell).get("grade") else [])
-    if cell.cell_type == "markdown" and _is_manually_graded(cell):
+    if cell.cell_type == "markdown" and is_manually_graded(cell):
         label = "**Model answer.**"
         cell.source = (_without_markers(cell.source, label) if BEGIN in cell.source
                        else f"{label} {cell.source}")

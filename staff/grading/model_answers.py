@@ -76,7 +76,7 @@ def solution_text(cell: nbformat.NotebookNode) -> str:
     return "\n".join(kept).strip()
 
 
-def _is_manually_graded(cell: nbformat.NotebookNode) -> bool:
+def is_manually_graded(cell: nbformat.NotebookNode) -> bool:
     meta = cell.metadata.get("nbgrader", {})
     return bool(meta.get("solution") and meta.get("grade") and meta.get("grade_id"))
 
@@ -86,7 +86,7 @@ def _answers(path: str, mtime_ns: int) -> dict[str, tuple[str, str]]:
     """``{grade_id: (cell_type, solution text)}`` of one source notebook (cached until it changes)."""
     notebook = nbformat.read(path, as_version=4)
     return {cell.metadata["nbgrader"]["grade_id"]: (cell.cell_type, solution_text(cell))
-            for cell in notebook.cells if _is_manually_graded(cell)}
+            for cell in notebook.cells if is_manually_graded(cell)}
 
 
 def model_answers(source: Path) -> dict[str, tuple[str, str]]:
@@ -146,7 +146,7 @@ class AddModelAnswers(Preprocessor):
         for cell in nb.cells:
             cells.append(cell)
             grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
-            if _is_manually_graded(cell) and grade_id in answers:
+            if is_manually_graded(cell) and grade_id in answers:
                 cell_type, text = answers[grade_id]
                 added.append(answer_cell(grade_id, f"{assignment}/{notebook}/{grade_id}", cell_type,
                                          text, origin, language))

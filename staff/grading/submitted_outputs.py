@@ -45,7 +45,7 @@ from pathlib import Path
 import nbformat
 from nbconvert.preprocessors import Preprocessor
 
-from staff.grading.model_answers import _is_manually_graded, grading_page_source
+from staff.grading.model_answers import is_manually_graded, grading_page_source
 
 #: Limits on what a submitted notebook can put on the TA's page.
 MAX_NOTEBOOK_BYTES = 64 * 2**20   # larger is not read at all (a 300-answer session stays fast)
@@ -95,7 +95,7 @@ def _questions(path: str, mtime_ns: int) -> dict[str, list[str]]:
     notebook = nbformat.read(path, as_version=4)
     code = {_key(c) for c in notebook.cells if c.cell_type == "code"} - {None}
     return {cell.metadata["nbgrader"]["grade_id"]: [n for n in refers_to(cell) if n in code]
-            for cell in notebook.cells if _is_manually_graded(cell)}
+            for cell in notebook.cells if is_manually_graded(cell)}
 
 
 def questions(source: Path) -> dict[str, list[str]]:
@@ -267,7 +267,7 @@ class AddSubmittedOutputs(Preprocessor):
         assignment, notebook, source = page
         referred = questions(source)
         wanted = {g: n for g, n in referred.items() if n}
-        if not any(_is_manually_graded(c) and c.metadata.nbgrader.grade_id in wanted for c in nb.cells):
+        if not any(is_manually_graded(c) and c.metadata.nbgrader.grade_id in wanted for c in nb.cells):
             return nb, resources
         submitted_root = source.parents[2] / "submitted"
         path = submitted_root / student / assignment / f"{notebook}.ipynb"
@@ -287,7 +287,7 @@ class AddSubmittedOutputs(Preprocessor):
         for cell in nb.cells:
             cells.append(cell)
             grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
-            if _is_manually_graded(cell) and grade_id in wanted:
+            if is_manually_graded(cell) and grade_id in wanted:
                 if problem:
                     body = f'<p class="differs unreadable">{html.escape(problem)}</p>'
                 else:

@@ -238,7 +238,7 @@ def test_a_students_copy_of_the_metadata_is_never_read(course, monkeypatch):
 
 def _course_questions(assignment: str) -> list[nbformat.NotebookNode]:
     source = nbformat.read(course_dir.source_notebook(assignment), as_version=4)
-    return [c for c in source.cells if model_answers._is_manually_graded(c)]
+    return [c for c in source.cells if model_answers.is_manually_graded(c)]
 
 
 @pytest.mark.parametrize("assignment", course_dir.assignments())
