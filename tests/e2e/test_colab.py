@@ -15,7 +15,7 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
-from course import settings
+from course import settings, submission
 from staff.authoring import colab, publish, samples
 from staff.grading import autograde, report
 
@@ -37,6 +37,8 @@ def test_colab_setup_cell_fetches_the_bundle_and_the_notebook_runs(bundle, tmp_p
     sample = next(s for s in samples.load(assignment) if s.expected_score == max(
         t.expected_score for t in samples.load(assignment)))
     nb = samples.fill(sample)
+    # What Colab's frontend has open (the stand-in hands it to `get_ipynb`): the last cell checks it.
+    (tmp_path / colab.FRONTEND_NOTEBOOK).write_text(json.dumps(colab_save(copy.deepcopy(nb))))
     nb.cells.append(nbformat.v4.new_code_cell("import course; print('COURSE FROM', course.__file__)"))
     env = {**os.environ, **colab_env, "COURSE_ONLINE": "0"}
     env.pop(settings.FIXTURES_VARIABLE, None)
@@ -56,6 +58,12 @@ def test_colab_setup_cell_fetches_the_bundle_and_the_notebook_runs(bundle, tmp_p
     assert f"COURSE FROM {content / 'transformers-course' / 'course'}" in outputs[nb.cells[-1].id]
     passed = [i for i, text in outputs.items() if "visible checks passed" in text]
     assert len(passed) == sum(1 for c in nb.cells if c.id.startswith("test_") and c.id.endswith("_visible"))
+    # "Before you submit" on Colab: the open notebook, compared with the release, run again in a fresh kernel.
+    check = outputs[submission.CELL_ID]
+    for said in ("checked: the notebook open in Colab", "every graded cell in place, read-only cells unchanged",
+                 "within the grading limits", "every cell ran without an error",
+                 f"File > Download > Download .ipynb. The file must be named {assignment}.ipynb"):
+        assert said in check, check
 
 
 def colab_save(nb: nbformat.NotebookNode, seed: int = 0) -> dict:
