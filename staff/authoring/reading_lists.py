@@ -98,6 +98,9 @@ READING = {
         ("holtzman", "top-p (nucleus) sampling, exercise 4, and why greedy text degenerates into loops."),
         ("nanogpt", "a small, readable GPT-2 and its training loop, the closest relative of your exercise 5 "
                     "(its predecessor, [minGPT](https://github.com/karpathy/minGPT), is written to be read)."),
+        ("bahdanau", "exercise 6: attention as a learned alignment between output and input; the maps of their "
+                     "Figure 3 look like your cross-attention figure, a diagonal where French keeps English's word "
+                     "order and reversed where it does not."),
         ("annotated", "the encoder-decoder transformer and greedy decoding, in PyTorch."),
         ("devlin", "the encoder half you built in assignments 2 to 4, for contrast."),
         ("sanh", "the distillation behind `distilgpt2`, the online model here, trained like DistilBERT."),
