@@ -15,7 +15,7 @@ SYSTEM_PACKAGES := chromium
 TEST_WORKERS ?= auto
 
 .DEFAULT_GOAL := help
-.PHONY: help setup system-packages fixtures fixtures-check validate release publish figures collect samples students formgrader screenshots autograde feedback export report solutions demo test bench-autograde bench-distilbert bench-finetune compat clean distclean
+.PHONY: help setup system-packages fixtures fixtures-check validate release publish figures collect samples students formgrader screenshots autograde feedback export report solutions demo test bench-autograde bench-scale bench-distilbert bench-finetune compat clean distclean
 
 help: ## list the targets in workflow order
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  make %-16s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -100,6 +100,9 @@ screenshots: setup ## redraw the README's formgrader screenshots (docs/figures/)
 
 bench-autograde: setup ## the Dask grader (1 and N workers; SQLite and PostgreSQL) vs sequential nbgrader on 32 samples
 	$(PY) benchmarks/autograde_parallel.py $(ARGS)
+
+bench-scale: setup ## the one writer at MOOC scale: 1,000 students x 5 assignments of synthetic results into PostgreSQL (no kernels); FORMGRADER=1 also times every formgrader page
+	$(PY) benchmarks/scale.py $(if $(FORMGRADER),--formgrader) $(ARGS)
 
 bench-distilbert: setup ## from-scratch DistilBERT forward pass vs transformers' (batch 32 x 64, CPU)
 	$(PY) benchmarks/distilbert_forward.py $(ARGS)

@@ -10,10 +10,12 @@ nbgrader stays the engine, in three steps per submission:
    kernel (:mod:`sandbox`: no network, read-only, no course tree, no expected output), with the
    per-cell, per-notebook and memory limits; back come the executed notebook and the records of
    every check;
-3. **here, one writer** — nbgrader's ``Autograde`` converter with its execution step swapped for
-   the worker's result (:class:`UseExecuted`): it records the submission, timestamp and late
-   penalty, writes ``autograded/`` and saves the points; then the judge (:mod:`judge`) compares
-   the records with the trusted fixtures and :mod:`points` sets the judged cells' points.
+3. **here, one writer** — the judge (:mod:`judge`) compares the run's records with the trusted
+   fixtures; then nbgrader's ``Autograde`` converter, with its execution step swapped for the
+   worker's result (:class:`nbgrader_steps.UseExecuted`) and the judge's points saved where
+   nbgrader saves the kernel's (:class:`nbgrader_steps.SaveJudged`), records the submission,
+   timestamp and late penalty, writes ``autograded/`` once and saves the points, in one
+   transaction of the writer's one gradebook session (:mod:`session`).
 
 First the canary (:mod:`canary`): each solution, through steps 2-3, full marks or nobody is graded.
 
@@ -22,35 +24,21 @@ made, grading stops with the reason, unless ``unsafe`` is asked for: those grade
 """
 from __future__ import annotations
 
-import hashlib
 import itertools
-import json
 import shutil
 import time
 from concurrent.futures import CancelledError
-from dataclasses import dataclass, field
-from pathlib import Path
+from dataclasses import dataclass
 
 import nbformat
 from nbgrader.api import Gradebook, MissingEntry
 from tqdm.auto import tqdm
 
-from course import settings
 from staff import course_dir
 from staff.course_dir import CourseDir
-from staff.grading import canary, cluster, gradebook, integrity, judge, late, nbgrader_steps, points, repair, sandbox, scratch, worker
+from staff.grading import canary, cluster, gradebook, integrity, judge, late, nbgrader_steps, repair, session, worker
+from staff.grading.batch import Batch, Limits  # noqa: F401 (Limits: autograde.Limits for callers)
 from staff.grading.status import Outcome, load_status, save_status
-
-
-@dataclass
-class Limits:
-    """Per submission: ``cell`` s per cell (nbgrader interrupts it), ``wall`` s for the whole
-    notebook (then the process group is killed), ``memory`` bytes of address space per process.
-    Defaults: ``CELL_TIMEOUT``, ``NOTEBOOK_TIMEOUT`` and ``MEMORY_GB`` (:mod:`course.settings`)."""
-
-    cell: int = field(default_factory=lambda: settings.current().cell_timeout)
-    wall: int = field(default_factory=lambda: settings.current().notebook_timeout)
-    memory: int = field(default_factory=lambda: settings.current().memory_bytes)
 
 
 def submissions(course: CourseDir, assignments: list[str], students: list[str] | None = None) -> list[tuple[str, str]]:
@@ -58,8 +46,9 @@ def submissions(course: CourseDir, assignments: list[str], students: list[str] |
             if p.is_dir() and (not students or p.parent.name in students)]
 
 
-def _prepare(course: CourseDir, student: str, assignment: str) -> Outcome | tuple[list, list]:
-    """Read, repair and scan one submission. Returns an Outcome only if it cannot be graded."""
+def _prepare(course: CourseDir, student: str, assignment: str, released) -> Outcome | tuple:
+    """Read, repair and scan one submission: ``(notebook, repairs, flags)``, or an Outcome only if
+    it cannot be graded."""
     path = course.submitted / student / assignment / f"{assignment}.ipynb"
     try:
         nb = nbformat.read(path, as_version=4)
@@ -68,7 +57,6 @@ def _prepare(course: CourseDir, student: str, assignment: str) -> Outcome | tupl
     except Exception as error:  # JSON or schema errors: report them, grade the others
         first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
         return Outcome(student, assignment, "invalid notebook", f"cannot read {path.name}: {first}", 0.0)
-    released = nbformat.read(course_dir.release_notebook(assignment, course.release), as_version=4)
     fixed, repairs = repair.repair(nb, released)
     if repairs:
         original = course.autograded / ".originals" / student / assignment / path.name
@@ -76,63 +64,21 @@ def _prepare(course: CourseDir, student: str, assignment: str) -> Outcome | tupl
         if not original.exists():  # keep the very first version the student handed in
             shutil.copy2(path, original)
         nbformat.write(fixed, path)
-    return repairs, integrity.scan(fixed)
+    return fixed, repairs, integrity.scan(fixed)
 
-
-class Batch:
-    """What every submission of one run shares: the fixtures as kernels see them (expected outputs
-    withheld), packed with ``course/`` and ``data/`` into the :class:`worker.Bundle` the workers
-    get, and the judge's checks per assignment (these stay here)."""
-
-    def __init__(self, assignments: list[str], unsafe: bool = False):
-        if not unsafe:
-            sandbox.probe()  # SandboxUnavailable says why and how to enable it
-        canary.imports_this_checkout()  # CanaryFailed says which checkout the kernels would import
-        self.unsafe = unsafe
-        self._modules: dict[str, list[str]] = {}
-        scratch.sweep()  # what graders killed before they could clean up left on this machine
-        self.folder = scratch.folder("grading")
-        self.folder.chmod(0o755)
-        fixtures = settings.current().fixtures
-        self.checks: dict[str, dict] = {}
-        for assignment in assignments:  # no judge file, or an out-of-date one: nobody is graded
-            source = nbformat.read(course_dir.source_notebook(assignment), as_version=4)
-            self.checks[assignment] = judge.load_checks(assignment, fixtures, source)
-        self.bundle = worker.Bundle.pack(sandbox.fixtures_view(self.folder / "fixtures", fixtures))
-        shutil.rmtree(self.folder / "fixtures")  # it lives on in the bundle
-
-    def digest(self, notebook: str, assignment: str, limits: Limits) -> str:
-        """What a grade depends on: the notebook as executed, the course files, the checks, the limits."""
-        parts = [notebook, self.bundle.digest, json.dumps(self.checks.get(assignment), sort_keys=True),
-                 f"{limits.cell}/{limits.wall}/{limits.memory}/{self.unsafe}"]
-        return hashlib.sha256("\0".join(parts).encode()).hexdigest()
-
-    def modules(self, course: CourseDir, assignment: str) -> list[str]:
-        """What the released notebook imports: a worker imports it into the next kernel ahead of
-        time (from the course's notebook, never a student's: a kernel serves the next student)."""
-        if assignment not in self._modules:
-            released = nbformat.read(course_dir.release_notebook(assignment, course.release), as_version=4)
-            self._modules[assignment] = worker.imports(released)
-        return self._modules[assignment]
-
-    def close(self) -> None:
-        shutil.rmtree(self.folder, ignore_errors=True)
-
-
-def _run_judge(course: CourseDir, student: str, assignment: str, batch: Batch, result: worker.Result) -> tuple[str, str] | None:
-    """Set the points of the judged cells; a verdict only when the kernel's records were rejected.
+def _judge(batch: Batch, assignment: str, result: worker.Result) -> dict[str, judge.Verdict] | None:
+    """The judge's verdict on each test cell of a run (None when there is no executed notebook).
 
     (Hidden expected values are not in the kernel, so a hidden test cell "passes" there whenever
     the shapes fit: only the judge's verdict means anything, and it is final.)"""
     specs = batch.checks.get(assignment)
-    notebook = course.autograded / student / assignment / f"{assignment}.ipynb"
-    if specs is None or not notebook.is_file():
+    if specs is None or not result.notebook:
         return None
-    nb = nbformat.read(notebook, as_version=4)
-    verdicts = judge.judge_notebook(result.records, specs, judge.Fixtures(settings.current().fixtures))
-    points.set_scores(course.db_url, student, assignment, verdicts)
-    points.annotate(nb, verdicts)
-    nbformat.write(nb, notebook)
+    return judge.judge_notebook(result.records, specs, batch.fixtures)
+
+
+def _distrusted(result: worker.Result) -> tuple[str, str] | None:
+    """A status for a run whose kernel tampered with its records or the shell's hooks."""
     if result.bad_records:
         return "flagged", f"for manual review: the kernel's records were rejected ({result.bad_records}); its judged cells score 0"
     if result.guard:  # defence in depth (cells.py): the guard put the shell's hooks back before these cells
@@ -157,12 +103,12 @@ class Ready:
 def ready(course: CourseDir, student: str, assignment: str, limits: Limits, batch: Batch,
           threads: int | None = None) -> Outcome | Ready:
     start = time.monotonic()
-    prepared = _prepare(course, student, assignment)
+    prepared = _prepare(course, student, assignment, batch.released(course, assignment))
     if isinstance(prepared, Outcome):
         return prepared
-    repairs, flags = prepared
+    nb, repairs, flags = prepared
     try:
-        notebook = nbgrader_steps.sanitize(course, student, assignment)
+        notebook = nbgrader_steps.sanitize(course, student, assignment, nb)
     except Exception as error:  # nbgrader's CheckCellMetadata and friends: say what, grade the rest
         return Outcome(student, assignment, "invalid notebook", f"nbgrader cannot read it: {error}"[:200], 0.0,
                        flags, repairs)
@@ -180,17 +126,20 @@ def finish(course: CourseDir, item: Ready, batch: Batch, result: worker.Result |
     verdict = failure or (result.error if result else None)
     executed = nbformat.reads(result.notebook, as_version=4) if result and result.notebook else (
         (verdict[1] if verdict else "nothing came back from the worker"))
-    logged = nbgrader_steps.save(course, item.student, item.assignment, executed)
+    judged = _judge(batch, item.assignment, result) if result is not None and (
+        verdict is None or verdict[0] == "timeout") else None
+    phases["judge"] = round(time.monotonic() - mark, 2)
+    mark = time.monotonic()
+    with session.one_transaction(course.db_url):  # the grade lands whole, or not at all
+        logged = nbgrader_steps.save(course, item.student, item.assignment,
+                                     nbgrader_steps.Handoff(item.job.notebook, executed, judged))
+        late.after_autograde(course, item.student, item.assignment)  # the LMS's late marker
     phases["gradebook"] = round(time.monotonic() - mark, 2)
     if verdict is None and logged and not isinstance(executed, str):
         verdict = "kernel died", logged.strip().splitlines()[-1][:200]
-    mark = time.monotonic()
-    if result is not None and (verdict is None or verdict[0] == "timeout"):
-        judged = _run_judge(course, item.student, item.assignment, batch, result)
-        if judged and verdict is None:
-            verdict = judged[0], "; ".join([judged[1], *item.flags])[:600]
-    phases["judge"] = round(time.monotonic() - mark, 2)
-    late.apply(course, item.student, item.assignment)  # again: nbgrader's ran on the points before the judge's
+    distrusted = _distrusted(result) if judged is not None else None
+    if distrusted and verdict is None:
+        verdict = distrusted[0], "; ".join([distrusted[1], *item.flags])[:600]
     if verdict is None:
         if item.flags:
             verdict = "flagged", "for manual review: " + "; ".join(item.flags)
@@ -217,7 +166,9 @@ def grade_one(course: CourseDir, student: str, assignment: str, limits: Limits, 
         item = ready(course, student, assignment, limits, batch, threads)
         if isinstance(item, Outcome):
             return item
-        return finish(course, item, batch, worker.execute(batch.bundle, item.job))
+        result = worker.execute(batch.bundle, item.job)
+        with session.one_session(course.db_url):
+            return finish(course, item, batch, result)
     finally:
         batch.close()
 
@@ -286,7 +237,8 @@ def autograde(assignments: list[str] | None = None, course: CourseDir = course_d
     first = next(pending, None)  # a cluster only when something is to be graded
     try:
         if first is not None:
-            with cluster.connect(jobs) as (client, where):
+            # the one writer's gradebook: nbgrader's, opened once for the batch
+            with cluster.connect(jobs) as (client, where), session.one_session(course.db_url):
                 bar.write(f"autograde: grading on {where}")
                 bundle = cluster.Shared(client, batch.bundle)
                 threads = cluster.kernel_threads(client)

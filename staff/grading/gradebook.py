@@ -14,7 +14,7 @@ from nbgrader.api import Gradebook, MissingEntry
 
 from staff import nbgrader_cli
 from staff.course_dir import CourseDir
-from staff.grading import late
+from staff.grading import gradebook_indexes, late
 
 BACKUPS_KEPT = 5
 
@@ -37,8 +37,9 @@ def backup(course: CourseDir) -> Path | None:
 def register(assignments: list[str], course: CourseDir) -> None:
     """Make sure the gradebook knows each assignment's cells, hidden tests included (a fresh clone
     has no gradebook): generate into a throw-away folder, which records the source cells, and
-    leave release/ alone. Registering also creates a missing gradebook once, not in parallel, and
-    writes each assignment's due date from ``due_dates.toml`` (:mod:`late`)."""
+    leave release/ alone. Registering also creates a missing gradebook once, not in parallel,
+    writes each assignment's due date from ``due_dates.toml`` (:mod:`late`), and adds the indexes
+    nbgrader's gradebook lacks (:mod:`gradebook_indexes`: pages of a large class in seconds)."""
     missing = []
     if course.gradebook.exists() or not course.db_url.startswith("sqlite:"):
         with Gradebook(course.db_url) as gb:
@@ -55,6 +56,7 @@ def register(assignments: list[str], course: CourseDir) -> None:
             nbgrader_cli.run("generate_assignment", assignment, "--log-level=WARN",
                              f"--CourseDirectory.release_directory={tmp}", course=course)
     late.write_due_dates(assignments, course)
+    gradebook_indexes.ensure(course.db_url)
 
 
 def import_roster(roster: Path, course: CourseDir) -> None:
@@ -64,3 +66,4 @@ def import_roster(roster: Path, course: CourseDir) -> None:
     if not roster.is_file():
         raise FileNotFoundError(f"roster {roster} not found (a CSV with columns id,first_name,last_name,email)")
     nbgrader_cli.run("db", "student", "import", str(roster), "--log-level=WARN", course=course)
+

@@ -13,6 +13,7 @@ verdict.
 from __future__ import annotations
 
 import ast
+import functools
 
 from nbformat import NotebookNode
 
@@ -168,7 +169,11 @@ def _python(source: str) -> str:
     return TransformerManager().transform_cell(source)
 
 
+@functools.lru_cache(maxsize=4096)
 def _parse(source: str) -> ast.Module | None:
+    """The cell's syntax tree (read, never changed: the scanners only visit it). Cached: most cells
+    of a batch are the same in every submission (given code, read-only cells, answers left as they
+    were released), and IPython's transformation is most of the scan's cost."""
     try:
         return ast.parse(_python(source))
     except SyntaxError:

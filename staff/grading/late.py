@@ -166,6 +166,14 @@ def apply(course: CourseDir, student: str, assignment: str) -> None:
             gb.db.commit()
 
 
+def after_autograde(course: CourseDir, student: str, assignment: str) -> None:
+    """What nbgrader's own grading leaves out, right after it: a submission the LMS marked late.
+    (nbgrader's ``AssignLatePenalties`` ran in the same save, after the judge's points, and its
+    timestamp was just read from ``timestamp.txt``: nothing else to do, and no query when unmarked.)"""
+    if lms_late(course, student, assignment):
+        apply(course, student, assignment)
+
+
 class ChargeLatePenalty(NbGraderPreprocessor):
     """First of nbgrader's feedback steps (``nbgrader_config.py``): the penalty charged on the points
     as they are now (a TA's included), before nbgrader's ``GetGrades`` reads it for the page."""

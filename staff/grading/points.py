@@ -1,8 +1,9 @@
 """The judge's verdicts where people look: points in nbgrader's gradebook, reasons in the notebook.
 
-:func:`set_scores` writes each judged cell's points (its points times the share of its checks
-that passed, :attr:`judge.Verdict.fraction`) as nbgrader's ``auto_score``, so the formgrader,
-``grades.csv`` and the feedback all show the same number. The judge alone decides them: whatever
+:func:`score` is each judged cell's points (its points times the share of its checks that
+passed, :attr:`judge.Verdict.fraction`), saved as nbgrader's ``auto_score``
+(:class:`nbgrader_steps.SaveJudged`), so the formgrader, ``grades.csv`` and the feedback all show
+the same number. The judge alone decides them: whatever
 the kernel printed or raised, a cell earns what its recorded values earn against the withheld
 ones (a cell that stopped at an error keeps the checks it made before it).
 
@@ -14,36 +15,16 @@ left is removed first, and the feedback (:mod:`feedback`) trusts the mark only a
 """
 from __future__ import annotations
 
-import threading
-
 from staff.grading.cells import graded_test
 from staff.grading.judge import Verdict
 
 #: Metadata key of the judge's own output in a graded notebook.
 MARK = "course_judge"
-_gradebook_lock = threading.Lock()
 
 
 def score(points: float, verdict: Verdict) -> float:
     """A cell's points under ``verdict`` (to the hundredth, as the gradebook shows them)."""
     return round(points * verdict.fraction, 2)
-
-
-def set_scores(db_url: str, student: str, assignment: str, verdicts: dict[str, Verdict]) -> dict[str, float]:
-    """Write the judge's points into nbgrader's gradebook; returns {grade_id: points}."""
-    from nbgrader.api import Gradebook
-
-    scores = {}
-    with _gradebook_lock, Gradebook(db_url) as gb:
-        for grade_id, verdict in verdicts.items():
-            try:
-                grade = gb.find_grade(grade_id, assignment, assignment, student)
-            except Exception:  # MissingEntry: not a test cell of this assignment (a forged id)
-                continue
-            grade.auto_score = score(float(grade.max_score or 0.0), verdict)
-            scores[grade_id] = grade.auto_score
-        gb.db.commit()
-    return scores
 
 
 def lines(verdict: Verdict) -> list[str]:

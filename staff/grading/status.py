@@ -1,4 +1,4 @@
-"""One status and a one-line reason per graded submission, kept in ``autograded/status.json``.
+"""One status and a one-line reason per graded submission, kept in ``autograded/status.jsonl``.
 
 nbgrader records points, not what went wrong; an instructor needs both. :mod:`autograde` writes
 an :class:`Outcome` per submission, :mod:`export` puts the status into ``grades.csv`` and
@@ -30,26 +30,36 @@ class Outcome:
 
 
 def status_file(course: CourseDir) -> Path:
-    return course.autograded / "status.json"
+    return course.autograded / "status.jsonl"
 
 
 def load_status(course: CourseDir) -> dict[tuple[str, str], dict]:
+    """The latest outcome of each submission: the file is a log, one JSON line per grading, appended
+    (the last line of a submission wins; a line cut short by a crash is skipped). ``status.json``,
+    the whole-file format of earlier versions, is read first if present."""
+    found: dict[tuple[str, str], dict] = {}
+    legacy = course.autograded / "status.json"
+    if legacy.is_file():
+        found.update({(o["student"], o["assignment"]): o for o in json.loads(legacy.read_text())})
     path = status_file(course)
-    if not path.exists():
-        return {}
-    return {(o["student"], o["assignment"]): o for o in json.loads(path.read_text())}
+    if path.is_file():
+        with path.open(encoding="utf-8") as lines:
+            for line in lines:
+                try:
+                    outcome = json.loads(line)
+                    found[(outcome["student"], outcome["assignment"])] = outcome
+                except (ValueError, KeyError, TypeError):
+                    continue
+    return found
 
 
 def save_status(course: CourseDir, outcomes: list[Outcome]) -> None:
-    """Merge ``outcomes`` into the status file (other submissions keep theirs)."""
-    merged = load_status(course)
-    merged.update({(o.student, o.assignment): asdict(o) for o in outcomes})
+    """Append ``outcomes`` to the status log: one short write per submission, whatever the size of
+    the class (rewriting the whole file cost O(submissions) per submission)."""
     path = status_file(course)
     path.parent.mkdir(parents=True, exist_ok=True)
-    staging = path.with_suffix(".json.tmp")  # replaced whole: a crash mid-write keeps the last one
-    staging.write_text(json.dumps(sorted(merged.values(), key=lambda o: (o["assignment"], o["student"])),
-                                  indent=1) + "\n")
-    staging.replace(path)
+    with path.open("a", encoding="utf-8") as log:
+        log.write("".join(json.dumps(asdict(o), sort_keys=True) + "\n" for o in outcomes))
 
 
 def summary(outcomes: list[Outcome]) -> str:

@@ -19,7 +19,7 @@ import pytest
 from course.settings import ROOT
 from staff.authoring import samples
 from staff.grading import autograde
-from staff.grading.status import load_status
+from staff.grading.status import load_status, status_file
 
 pytestmark = [pytest.mark.notebooks, pytest.mark.xdist_group("killed")]
 ASSIGNMENT = "01_attention"
@@ -68,7 +68,7 @@ def test_a_killed_grader_leaves_nothing_running_and_the_next_run_loses_nothing(m
     grader = subprocess.Popen([sys.executable, "-c", DRIVER, ASSIGNMENT, str(course.root)], cwd=ROOT,
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 300
-    while not (course.autograded / "status.json").is_file() and time.monotonic() < deadline:
+    while not status_file(course).is_file() and time.monotonic() < deadline:
         time.sleep(0.05)  # killed right after its first finished grade, with kernels executing
     started, before = tree(grader.pid), processes()
     grader.send_signal(signal.SIGKILL)

@@ -8,7 +8,6 @@ import csv
 import re
 from datetime import timedelta
 
-import nbformat
 import pytest
 from nbgrader.api import Gradebook
 
@@ -20,13 +19,8 @@ ASSIGNMENT = "01_attention"
 DAY = timedelta(days=1)
 
 
-def save_without_kernel(course, student: str) -> None:
-    nbgrader_steps.save(course, student, ASSIGNMENT, nbformat.reads(nbgrader_steps.sanitize(course, student, ASSIGNMENT),
-                                                                    as_version=4))
-
-
 @pytest.fixture(scope="module")
-def late_course(make_course):
+def late_course(make_course, save_without_kernel):
     """The same correct notebook from on_time (a day early), three_days (2 days 1 hour late: three
     started days), marked (the LMS said LATE, gave no time) and untimed (no time, no marker)."""
     course = make_course("late")

@@ -6,13 +6,12 @@ from __future__ import annotations
 import subprocess
 from datetime import timedelta
 
-import nbformat
 import pytest
 from nbgrader.api import Gradebook
 
 from course.settings import ROOT
 from staff.authoring import samples
-from staff.grading import gradebook, late, nbgrader_steps, regrade, report
+from staff.grading import gradebook, late, regrade, report
 
 pytestmark = pytest.mark.notebooks  # real nbgrader, real kernels
 ASSIGNMENT = "01_attention"
@@ -24,7 +23,7 @@ def grades(course, student: str) -> dict[str, tuple]:
         return {g.name: (g.auto_score, g.manual_score) for g in submission.grades}
 
 
-def test_regrading_one_student_keeps_manual_grades_applies_the_penalty_and_is_logged(make_course):
+def test_regrading_one_student_keeps_manual_grades_applies_the_penalty_and_is_logged(make_course, save_without_kernel):
     course = make_course("regrade")
     by_name = {s.student: s for s in samples.load(ASSIGNMENT)}
     for student in ("correct_loops", "partial"):
@@ -33,8 +32,7 @@ def test_regrading_one_student_keeps_manual_grades_applies_the_penalty_and_is_lo
     late.write_timestamp(course.submitted / "partial" / ASSIGNMENT, late.due_dates()[ASSIGNMENT] + timedelta(hours=23))
     gradebook.register([ASSIGNMENT], course)
     for student in ("correct_loops", "partial"):  # a first grade without a kernel: every test cell counted as passed
-        sanitized = nbformat.reads(nbgrader_steps.sanitize(course, student, ASSIGNMENT), as_version=4)
-        nbgrader_steps.save(course, student, ASSIGNMENT, sanitized)
+        save_without_kernel(course, student)
     with Gradebook(course.db_url) as gb:
         gb.find_grade("q_scaling", ASSIGNMENT, ASSIGNMENT, "partial").manual_score = 1.5
         gb.find_comment("q_scaling", ASSIGNMENT, ASSIGNMENT, "partial").manual_comment = "Good reasoning."
