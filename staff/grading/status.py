@@ -58,8 +58,14 @@ def save_status(course: CourseDir, outcomes: list[Outcome]) -> None:
     the class (rewriting the whole file cost O(submissions) per submission)."""
     path = status_file(course)
     path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("a", encoding="utf-8") as log:
-        log.write("".join(json.dumps(asdict(o), sort_keys=True) + "\n" for o in outcomes))
+    lines = "".join(json.dumps(asdict(o), sort_keys=True) + "\n" for o in outcomes).encode()
+    with path.open("ab+") as log:  # appends go to the end wherever it has read
+        end = log.seek(0, 2)
+        if end:
+            log.seek(end - 1)
+            if log.read(1) != b"\n":  # the last line was cut short (a killed grader): start a new one
+                lines = b"\n" + lines
+        log.write(lines)
 
 
 def summary(outcomes: list[Outcome]) -> str:

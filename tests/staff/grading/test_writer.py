@@ -121,3 +121,26 @@ def test_overwriting_cells_from_the_session_cache_is_nbgraders_own(registered):
         for _ in range(2):  # filled, then served from the cache
             ours, _ = nbgrader_steps.OverwriteSourceCells().preprocess(copy.deepcopy(nb), copy.deepcopy(resources))
             assert nbformat.writes(ours) == nbformat.writes(theirs)
+
+
+def test_the_status_log_appends_keeps_the_last_outcome_and_skips_a_torn_line(tmp_path):
+    import json
+    from dataclasses import asdict
+
+    from staff.course_dir import CourseDir
+    from staff.grading.status import Outcome, load_status, save_status, status_file
+
+    course = CourseDir(tmp_path)
+    legacy = Outcome("old", ASSIGNMENT, "graded", "", 1.0)  # the whole-file status.json of earlier versions
+    (tmp_path / "autograded").mkdir()
+    (tmp_path / "autograded" / "status.json").write_text(json.dumps([asdict(legacy)]))
+    save_status(course, [Outcome("ada", ASSIGNMENT, "kernel died", "the kernel died", 2.0)])
+    save_status(course, [Outcome("ada", ASSIGNMENT, "graded", "", 3.0), Outcome("bo", ASSIGNMENT, "timeout", "", 4.0)])
+    with status_file(course).open("a") as log:
+        log.write('{"student": "cut", "assignm')  # a grader killed mid-write
+    save_status(course, [Outcome("cy", ASSIGNMENT, "graded", "", 5.0)])  # the next run
+    found = load_status(course)
+    assert {k: v["status"] for k, v in found.items()} == {
+        ("old", ASSIGNMENT): "graded", ("ada", ASSIGNMENT): "graded", ("bo", ASSIGNMENT): "timeout",
+        ("cy", ASSIGNMENT): "graded"}
+    assert len(status_file(course).read_text().splitlines()) == 5
