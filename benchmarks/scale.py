@@ -34,7 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from course import settings  # noqa: E402
 from staff import course_dir  # noqa: E402
-from staff.course_dir import CourseDir  # noqa: E402
+from staff.course_dir import CourseDir, nbgrader  # noqa: E402
 from staff.grading import autograde, canary, gradebook, judge, postgres, session, worker  # noqa: E402
 from staff.grading.judge import Record  # noqa: E402
 
@@ -120,18 +120,23 @@ class Statements:
 
 
 def course(root: Path, students: int, url: str | None) -> CourseDir:
-    """A scratch course: the committed release, the assignments registered, every submission in."""
+    """A scratch course: the committed release, the assignments registered, every submission in
+    (each answer cell the student's own text, as the writer's scan of student code sees it)."""
     root.mkdir(parents=True)
     (root / "source").symlink_to(course_dir.SOURCE, target_is_directory=True)
     made = CourseDir(root, url=url)
     shutil.copytree(course_dir.RELEASE, made.release)
     gradebook.register(course_dir.assignments(), made)
     for assignment in course_dir.assignments():
-        text = canary.notebook(assignment)
+        solution = nbformat.reads(canary.notebook(assignment), as_version=4)
+        answers = [c for c in solution.cells if c.cell_type == "code" and nbgrader(c).get("solution")]
         for number in range(students):
-            path = made.submitted / f"student{number:04d}" / assignment / f"{assignment}.ipynb"
+            student = f"student{number:04d}"
+            for cell in answers:
+                cell.source = cell.source.rsplit("\n# written by ", 1)[0] + f"\n# written by {student}"
+            path = made.submitted / student / assignment / f"{assignment}.ipynb"
             path.parent.mkdir(parents=True)
-            path.write_text(text)
+            nbformat.write(solution, path)
     return made
 
 

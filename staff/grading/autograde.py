@@ -112,6 +112,8 @@ def ready(course: CourseDir, student: str, assignment: str, limits: Limits, batc
     except Exception as error:  # nbgrader's CheckCellMetadata and friends: say what, grade the rest
         return Outcome(student, assignment, "invalid notebook", f"nbgrader cannot read it: {error}"[:200], 0.0,
                        flags, repairs)
+    finally:  # its reads end here, not "idle in transaction" while a worker runs it (PostgreSQL)
+        session.settle(course.db_url)
     job = worker.Job(student, assignment, notebook, limits.cell, limits.wall, limits.memory, threads, batch.unsafe,
                      batch.modules(course, assignment))
     return Ready(student, assignment, job, batch.digest(notebook, assignment, limits), repairs, flags,
@@ -120,7 +122,7 @@ def ready(course: CourseDir, student: str, assignment: str, limits: Limits, batc
 
 def finish(course: CourseDir, item: Ready, batch: Batch, result: worker.Result | None,
            failure: tuple[str, str] | None = None) -> Outcome:
-    """The one writer: the worker's result into ``autograded/`` and the gradebook, then the judge."""
+    """The one writer: the judge's verdicts on the worker's result, then ``autograded/`` and the gradebook."""
     phases = {"prepare": item.prepared_in, **(result.phases if result else {})}
     mark = time.monotonic()
     verdict = failure or (result.error if result else None)

@@ -94,7 +94,8 @@ def session_cache(db_url: str) -> dict | None:
 
 
 def settle(db_url: str) -> None:
-    """Drop whatever was left uncommitted in the writer's session (a read's open transaction, or a
-    step that failed half-way), so it never reaches the next submission's commit."""
+    """End whatever the writer's session has open (reads only, between submissions): a transaction
+    left "idle in transaction" while a worker runs holds PostgreSQL's snapshot and connection state
+    for minutes; the next submission starts afresh."""
     if db_url in _open:
         _open[db_url].db.rollback()
