@@ -15,7 +15,7 @@ SYSTEM_PACKAGES := chromium
 TEST_WORKERS ?= auto
 
 .DEFAULT_GOAL := help
-.PHONY: help setup system-packages fixtures fixtures-check validate release publish figures collect samples students formgrader screenshots autograde feedback export report solutions demo test bench-autograde bench-scale bench-distilbert bench-finetune compat clean distclean
+.PHONY: help setup system-packages fixtures fixtures-check validate release publish figures collect samples students formgrader screenshots autograde feedback export report similarity solutions demo test bench-autograde bench-scale bench-distilbert bench-finetune compat clean distclean
 
 help: ## list the targets in workflow order
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  make %-16s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -84,6 +84,9 @@ export: setup ## grades.csv from the gradebook, with status, pending-manual and 
 
 report: setup ## print the score table; write reports/report.html (figures, flagged submissions)
 	$(STAFF) report --html
+
+similarity: setup ## similar pairs of submissions, on the code students wrote (released code left out, names normalised): reports/similarity/index.html for a human, no grade changed; ARGS="--assignment 01_attention --archive DIR"
+	$(STAFF) similarity $(ARGS)
 
 solutions: setup ## worked solutions to publish once grades are out: solutions/<assignment>/ (.ipynb with outputs and model answers, .html), no hidden tests; ASSIGNMENT=name for one
 	$(STAFF) solutions $(ASSIGNMENT)

@@ -1,8 +1,8 @@
 """``python -m staff <command>``: the instructor's one command line (the Makefile calls only this).
 
 Commands, in workflow order: ``fixtures``, ``fixtures-check``, ``fixtures-verify``, ``validate``,
-``release``, ``publish``, ``figure``, ``collect``, ``samples``, ``students``, ``autograde``,
-``formgrader``, ``feedback``, ``export``, ``report``, ``solutions``. Heavy modules are imported inside each
+``release``, ``publish``, ``figure``, ``collect``, ``samples``, ``students``, ``autograde``, ``formgrader``,
+``feedback``, ``export``, ``report``, ``similarity``, ``solutions``. Heavy modules are imported inside each
 command, so ``--help`` is instant.
 """
 from __future__ import annotations
@@ -316,6 +316,8 @@ def parser() -> argparse.ArgumentParser:
             "days late, LMS marker, penalty) columns", assignments=False)
     command("report", _report, "the score table; --html also writes reports/report.html").add_argument(
         "--html", action="store_true")
+    from staff.grading import similarity  # light to import; its flags live with it (this file's size limit)
+    similarity.arguments(command("similarity", similarity.command, similarity.HELP, assignments=False))
     solved = command("solutions", _solutions, "worked solutions to publish once grades are out: each notebook run with "
                      "its solutions, model answers and outputs, without hidden tests, into solutions/ (.ipynb and .html)")
     solved.add_argument("--out", type=Path, help="default: the course's solutions/")

@@ -6,7 +6,7 @@ are compared with the score their file promises. The report (``reports/report.ht
 figures) shows the score distribution of each assignment, the pass rate of every graded test
 (which exercise the class struggles with), grading time per submission, and every submission
 whose status needs a human (flagged, repaired, timeout, kernel died, disk quota, invalid notebook),
-and the regrade log (:mod:`regrade`).
+and the regrade log (:mod:`regrade`); it links ``make similarity``'s report when there is one.
 """
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ from nbgrader.api import Gradebook, MissingEntry
 from staff import course_dir
 from staff.authoring import samples
 from staff.course_dir import CourseDir
+from staff.grading import similarity
 from staff.grading.status import load_status
 
 
@@ -152,6 +153,9 @@ def write_report(course: CourseDir = course_dir.COURSE, out: Path | None = None)
              "<style>body{font-family:sans-serif;max-width:60em;margin:2em auto}"
              "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:.3em .6em;text-align:left}</style>",
              "<h1>Instructor report</h1>"]
+    if (out / similarity.FOLDER / "index.html").exists():  # `make similarity` has been run
+        parts.append(f"<p><a href='{similarity.FOLDER}/index.html'>Similar submissions</a> (<code>make "
+                     "similarity</code>): pairs whose code is alike, flagged for a human; no grade is changed.</p>")
     attention = [o for o in status.values() if o["status"] != "graded"]
     parts.append(f"<h2>Submissions to look at ({len(attention)})</h2>")
     if attention:
