@@ -15,7 +15,7 @@ SYSTEM_PACKAGES := chromium
 TEST_WORKERS ?= auto
 
 .DEFAULT_GOAL := help
-.PHONY: help setup system-packages fixtures fixtures-check validate release publish figures collect samples students formgrader screenshots autograde feedback export report similarity solutions demo test bench-autograde bench-scale bench-distilbert bench-finetune compat clean distclean
+.PHONY: help setup system-packages fixtures fixtures-check validate release publish figures collect samples students formgrader screenshots autograde feedback export report similarity solutions demo test bench-autograde bench-scale bench-similarity bench-distilbert bench-finetune compat clean distclean
 
 help: ## list the targets in workflow order
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  make %-16s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -106,6 +106,9 @@ bench-autograde: setup ## the Dask grader (1 and N workers; SQLite and PostgreSQ
 
 bench-scale: setup ## the one writer at MOOC scale: 1,000 students x 5 assignments of synthetic results into PostgreSQL (no kernels); FORMGRADER=1 also times every formgrader page
 	$(PY) benchmarks/scale.py $(if $(FORMGRADER),--formgrader) $(ARGS)
+
+bench-similarity: setup ## make similarity's whole report on 300 synthetic submissions of assignment 1 (goal: under a minute)
+	$(PY) benchmarks/similarity_scale.py $(ARGS)
 
 bench-distilbert: setup ## from-scratch DistilBERT forward pass vs transformers' (batch 32 x 64, CPU)
 	$(PY) benchmarks/distilbert_forward.py $(ARGS)
