@@ -162,11 +162,16 @@ class _Scanner(ast.NodeVisitor):
         self.generic_visit(node)
 
 
-def _python(source: str) -> str:
-    """IPython syntax (``!cmd``, ``%magic``) as the Python the kernel really runs."""
+@functools.lru_cache(maxsize=1)
+def _transformer():
     from IPython.core.inputtransformer2 import TransformerManager
 
-    return TransformerManager().transform_cell(source)
+    return TransformerManager()
+
+
+def _python(source: str) -> str:
+    """IPython syntax (``!cmd``, ``%magic``) as the Python the kernel really runs."""
+    return _transformer().transform_cell(source)
 
 
 @functools.lru_cache(maxsize=4096)
