@@ -58,8 +58,8 @@ class CourseAPI(NbGraderAPI):
     #: While :meth:`get_submissions` runs: get_students() is read for names only.
     _names_only = False
     #: While :meth:`get_submissions` or :meth:`get_notebook_submissions` runs: the submissions
-    #: their answer is about, as a criterion every query of their gradebooks gets.
-    _rows = None
+    #: their answer is about, as criteria every query of their gradebooks gets.
+    _rows: tuple = ()
 
     def get_submission(self, assignment_id, student_id, ungraded=None, students=None):
         # nbgrader's method reads one student's membership of the sets it computes: the sets
@@ -70,20 +70,26 @@ class CourseAPI(NbGraderAPI):
     def get_submissions(self, assignment_id):
         # nbgrader's one statement sums the scores of every submission in the gradebook, of every
         # assignment, and keeps this assignment's; its student list is read for names only.
-        this = SubmittedAssignment.assignment_id.in_(select(Assignment.id).where(Assignment.name == assignment_id))
-        with self._asking(names_only=True, rows=with_loader_criteria(SubmittedAssignment, this)):
+        with self._asking(names_only=True, rows=(self._of_assignment(assignment_id),)):
             return super().get_submissions(assignment_id)
 
     def get_notebook_submissions(self, assignment_id, notebook_id):
         # The same for a notebook: nbgrader sums every submitted notebook's scores, keeps this one's.
+        # Its notebooks' submissions are all of its assignment (nbgrader makes them so), and without
+        # the second criterion PostgreSQL checks each failed test against every submission.
         this = SubmittedNotebook.notebook_id.in_(
             select(Notebook.id).join(Assignment, Notebook.assignment_id == Assignment.id)
             .where(Notebook.name == notebook_id, Assignment.name == assignment_id))
-        with self._asking(rows=with_loader_criteria(SubmittedNotebook, this)):
+        with self._asking(rows=(with_loader_criteria(SubmittedNotebook, this), self._of_assignment(assignment_id))):
             return super().get_notebook_submissions(assignment_id, notebook_id)
 
+    @staticmethod
+    def _of_assignment(assignment_id: str):
+        this = SubmittedAssignment.assignment_id.in_(select(Assignment.id).where(Assignment.name == assignment_id))
+        return with_loader_criteria(SubmittedAssignment, this)
+
     @contextmanager
-    def _asking(self, student: str | None = None, names_only: bool = False, rows=None):
+    def _asking(self, student: str | None = None, names_only: bool = False, rows: tuple = ()):
         before = self._student, self._names_only, self._rows  # get_submissions calls get_submission
         self._student, self._names_only, self._rows = student, names_only, rows
         try:
@@ -94,14 +100,14 @@ class CourseAPI(NbGraderAPI):
     @property
     def gradebook(self):
         gb = super().gradebook
-        if self._rows is not None:
-            # SQLAlchemy adds the criterion wherever the entity appears in a statement, subqueries
+        if self._rows:
+            # SQLAlchemy adds each criterion wherever its entity appears in a statement, subqueries
             # included: nbgrader's SQL, unchanged, sums only the rows it returns.
             rows = self._rows
 
             def only_these(state):
                 if state.is_select:
-                    state.statement = state.statement.options(rows)
+                    state.statement = state.statement.options(*rows)
 
             event.listen(gb.db.session_factory, "do_orm_execute", only_these)  # this gradebook's sessions only
         return gb

@@ -91,7 +91,7 @@ def test_it_asks_the_database_about_a_pages_rows_only_and_once(apis):
                             (lambda: course.get_submissions("a2"), "submitted_assignment.assignment_id IN")):
         biggest = max(_statements(call), key=len)
         assert biggest.count(criterion) >= 5, biggest
-    assert course._rows is None
+    assert course._rows == ()
 
 
 def test_the_server_extension_puts_it_where_the_formgrader_builds_its_api(monkeypatch):
