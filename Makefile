@@ -15,7 +15,7 @@ SYSTEM_PACKAGES := chromium
 TEST_WORKERS ?= auto
 
 .DEFAULT_GOAL := help
-.PHONY: help setup system-packages fixtures fixtures-check validate release publish figures collect samples students formgrader screenshots autograde feedback export report similarity solutions demo test bench-autograde bench-scale bench-similarity bench-distilbert bench-finetune compat clean distclean
+.PHONY: help setup system-packages fixtures fixtures-check validate release publish figures collect samples students formgrader screenshots autograde feedback export report similarity solutions demo test bench-autograde bench-scale bench-formgrader bench-similarity bench-distilbert bench-finetune compat clean distclean
 
 help: ## list the targets in workflow order
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  make %-16s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -109,6 +109,9 @@ bench-scale: setup ## the one writer at MOOC scale: 1,000 students x 5 assignmen
 
 bench-similarity: setup ## make similarity's whole report on 300 synthetic submissions of assignment 1 (goal: under a minute)
 	$(PY) benchmarks/similarity_scale.py $(ARGS)
+
+bench-formgrader: setup ## every formgrader page at 1,000 students x 5 assignments in Chromium, against nbgrader alone (ARGS=--postgres: PostgreSQL)
+	$(PY) benchmarks/formgrader_scale.py --original $(ARGS)
 
 bench-distilbert: setup ## from-scratch DistilBERT forward pass vs transformers' (batch 32 x 64, CPU)
 	$(PY) benchmarks/distilbert_forward.py $(ARGS)

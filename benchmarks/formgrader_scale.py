@@ -266,7 +266,7 @@ def measure(course, overrides: bool = True, repeat: int = REPEAT, timeout: float
     return times
 
 
-def _table(course_times: dict[str, float], original: dict[str, float] | None) -> list[str]:
+def table(course_times: dict[str, float], original: dict[str, float] | None) -> list[str]:
     head = "| page | seconds | its API call |" + (" nbgrader alone | its API call | ratio |" if original else "")
     lines = [head + " goal < 2 s |", "|---|---:|---:|" + ("---:|---:|---:|" if original else "") + "---|"]
     for name, seconds in course_times.items():
@@ -308,7 +308,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"\nformgrader, {args.students} students x 5 assignments, {'PostgreSQL' if url else 'SQLite'}: "
               f"seconds until each page shows its rows in Chromium, median of {args.repeat} (the course's overrides"
               + (", and nbgrader alone" if original else "") + ")\n")
-        print("\n".join(_table(times, original)))
+        print("\n".join(table(times, original)))
         failed = [name for name, seconds in times.items() if not name.endswith(API_SUFFIX) and seconds >= GOAL]
     return 1 if failed else 0
 
