@@ -84,3 +84,17 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def benchmark(name: str):
+    """``benchmarks/<name>.py`` imported as a module (benchmarks/ holds scripts, not a package)."""
+    import importlib.util
+    import sys
+
+    from course import paths
+
+    spec = importlib.util.spec_from_file_location(name, paths.ROOT / "benchmarks" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up while the class is built
+    spec.loader.exec_module(module)
+    return module

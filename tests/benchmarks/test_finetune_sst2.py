@@ -6,7 +6,6 @@ anywhere. 64 training sentences at batch 32 (two steps per loop), 64 dev sentenc
 """
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import subprocess
@@ -15,20 +14,13 @@ import sys
 import pytest
 
 from course import paths
+from support import benchmark
 
 SCRIPT = paths.ROOT / "benchmarks" / "finetune_sst2.py"
 
 
-def _module():
-    spec = importlib.util.spec_from_file_location("finetune_sst2", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up while the class is built
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_default_data_is_the_shared_sst2_beside_the_repository():
-    module = _module()
+    module = benchmark("finetune_sst2")
     assert module.DEFAULT_DATA == paths.ROOT.parent / "shared" / "data" / "sst2"
     args = module.parse_args([])
     assert args.data == module.DEFAULT_DATA and args.train_examples is None

@@ -5,29 +5,16 @@ browser half (``measure``) runs in the benchmark; tests/e2e/test_formgrader.py t
 pages at 300 submissions."""
 from __future__ import annotations
 
-import importlib.util
-import sys
-
 from nbgrader.apps.api import NbGraderAPI
 from nbgrader.coursedir import CourseDirectory
 from traitlets.config import Config
 
-from course import paths
 from staff import course_dir
-
-SCRIPT = paths.ROOT / "benchmarks" / "formgrader_scale.py"
-
-
-def _module():
-    spec = importlib.util.spec_from_file_location("formgrader_scale", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+from support import benchmark
 
 
 def test_the_synthetic_class_is_what_nbgrader_lists(released, tmp_path):
-    bench = _module()
+    bench = benchmark("formgrader_scale")
     course = bench.build(tmp_path / "course", students=3, gradebook_from=released.gradebook)
     config = Config()
     config.CourseDirectory.root = str(course.root)

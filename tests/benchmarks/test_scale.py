@@ -4,34 +4,22 @@ costs a bounded number of SQL statements (a regression to nbgrader's gradebook p
 per cell, multiplies them), and the status log grows by one line per submission."""
 from __future__ import annotations
 
-import importlib.util
-import sys
-
 import pytest
 from nbgrader.api import Gradebook
 
-from course import paths
 from staff import course_dir
 from staff.grading import postgres
 from staff.grading.status import load_status, status_file
+from support import benchmark
 
 pytestmark = pytest.mark.notebooks
-SCRIPT = paths.ROOT / "benchmarks" / "scale.py"
 STUDENTS = 3
-#: SQL statements per submission: 50 measured (nbgrader's own flow sent about 255).
+#: SQL statements per submission: 49 measured (nbgrader's own flow sent about 255).
 MAX_STATEMENTS = 80
 
 
-def _module():
-    spec = importlib.util.spec_from_file_location("bench_scale", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_the_writer_grades_synthetic_results_into_postgresql_with_few_statements(tmp_path, capsys):
-    scale = _module()
+    scale = benchmark("scale")
     with postgres.temporary_server("scale") as url:
         made = scale.course(tmp_path / "course", STUDENTS, url)
         found = scale.write_all(made, STUDENTS, progress=False)

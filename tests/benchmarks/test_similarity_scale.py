@@ -3,24 +3,11 @@ of assignment 1 through the whole report. The synthetic set has what the benchma
 skeleton-only and empty submissions) and the report's cost stays far from its budget."""
 from __future__ import annotations
 
-import importlib.util
-import sys
-
-from course import paths
-
-SCRIPT = paths.ROOT / "benchmarks" / "similarity_scale.py"
-
-
-def _module():
-    spec = importlib.util.spec_from_file_location("similarity_scale", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+from support import benchmark
 
 
 def test_the_report_of_synthetic_submissions_finishes_in_seconds(tmp_path, capsys):
-    scale = _module()
+    scale = benchmark("similarity_scale")
     seconds = scale.main(["--students", "40", "--keep", str(tmp_path)])
     printed = capsys.readouterr().out
     assert "40 submissions of 01_attention: 630 pairs" in printed and "the whole report in" in printed
