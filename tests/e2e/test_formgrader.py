@@ -247,8 +247,11 @@ def test_ta_sees_the_students_own_outputs_beside_the_graded_run(page, server, gr
         mine, theirs = shown.locator(".as-submitted"), shown.locator(".graded-run")
         assert mine.is_visible() and theirs.is_visible()
         assert "grade the answer against the submitted numbers" in shown.locator(".differs").inner_text().lower()
-        # Side by side: the same row, the student's own run on the left.
-        left, right = mine.bounding_box(), theirs.bounding_box()
+        # Side by side: the same row, the student's own run on the left. Both boxes measured in one
+        # layout (one script): the page may still move while formulas and figures above it render.
+        left, right = shown.evaluate("el => [el.querySelector('.as-submitted'), el.querySelector('.graded-run')]"
+                                     ".map(b => { const r = b.getBoundingClientRect();"
+                                     " return {x: r.left, y: r.top, width: r.width}; })")
         assert abs(left["y"] - right["y"]) < 2 and left["x"] + left["width"] <= right["x"], (left, right)
         own_text = "".join(o.get("text", "") for o in own_run[cell])
         for line in filter(None, own_text.splitlines()):
