@@ -144,22 +144,3 @@ def test_the_status_log_appends_keeps_the_last_outcome_and_skips_a_torn_line(tmp
         ("old", ASSIGNMENT): "graded", ("ada", ASSIGNMENT): "graded", ("bo", ASSIGNMENT): "timeout",
         ("cy", ASSIGNMENT): "graded"}
     assert len(status_file(course).read_text().splitlines()) == 5
-
-
-def test_between_submissions_the_writer_holds_no_lock_on_the_gradebook(registered, samples1):
-    """A TA saves grades in the formgrader while the batch runs: once a submission is prepared and
-    off to a worker, the writer's session holds nothing that stops another connection's commit."""
-    from staff.authoring import samples
-    from staff.grading import autograde
-
-    samples.submit(samples1["correct_loops"], registered, "ta_meanwhile")
-    batch = autograde.Batch([ASSIGNMENT])
-    try:
-        with session.one_session(registered.db_url):
-            item = autograde.ready(registered, "ta_meanwhile", ASSIGNMENT, autograde.Limits(), batch)
-            assert isinstance(item, autograde.Ready)
-            with sqlite3.connect(registered.gradebook, timeout=0.5) as other:  # "database is locked" otherwise
-                other.execute("BEGIN IMMEDIATE")
-                other.execute("update student set first_name = 'Ta' where id = 'whole'")
-    finally:
-        batch.close()
