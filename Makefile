@@ -9,13 +9,16 @@ STAFF  := $(PY) -m staff
 STAMP  := $(VENV)/.installed
 # nbgrader calls `alembic` from PATH.
 export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
-# Debian packages the tests need: chromium for the browser tests.
-SYSTEM_PACKAGES := chromium
+# Debian packages the tests need: chromium for the browser tests; Node.js and npm for JupyterHub's proxy.
+SYSTEM_PACKAGES := chromium nodejs npm
+# JupyterHub's proxy (make hub), from npm, installed beside the virtualenv by system-packages.
+PROXY_VERSION := 5.3.0
+PROXY := $(VENV)/node/node_modules/.bin/configurable-http-proxy
 # Test processes (pytest-xdist): one per core by default.
 TEST_WORKERS ?= auto
 
 .DEFAULT_GOAL := help
-.PHONY: help setup system-packages fixtures fixtures-check validate release publish figures collect samples students formgrader screenshots autograde feedback export report similarity solutions demo test bench-autograde bench-scale bench-formgrader bench-similarity bench-distilbert bench-finetune compat clean distclean
+.PHONY: help setup system-packages fixtures fixtures-check validate release publish figures collect samples students formgrader hub screenshots autograde feedback export report similarity solutions demo test bench-autograde bench-scale bench-formgrader bench-similarity bench-distilbert bench-finetune compat clean distclean
 
 help: ## list the targets in workflow order
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  make %-16s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -30,15 +33,22 @@ $(STAMP): requirements.txt requirements-nodeps.txt pyproject.toml
 	$(PY) -m pip install --quiet --no-deps --no-build-isolation -e .
 	@touch $@
 
-system-packages: ## install the Debian packages the tests need (chromium) when missing: as root with apt, else print the command
-	@missing=""; for p in $(SYSTEM_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
-	if [ -z "$$missing" ]; then exit 0; fi; \
-	if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
-	  echo "system-packages: installing$$missing with apt-get"; \
-	  DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
-	  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
-	else \
-	  echo "system-packages: missing$$missing; install with: sudo apt-get install$$missing (the browser tests skip until then)"; \
+system-packages: ## install what the tests need from outside PyPI when missing: Debian's chromium, nodejs and npm (as root with apt, else print the command), then JupyterHub's proxy from npm
+	@missing=""; for p in $(SYSTEM_PACKAGES); do \
+	  case $$p in nodejs|npm) command -v $$( [ $$p = nodejs ] && echo node || echo npm ) >/dev/null && continue;; esac; \
+	  dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    echo "system-packages: installing$$missing with apt-get"; \
+	    DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
+	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
+	  else \
+	    echo "system-packages: missing$$missing; install with: sudo apt-get install$$missing (the browser and hub tests skip until then)"; \
+	  fi; \
+	fi
+	@if [ ! -x $(PROXY) ] && command -v npm >/dev/null; then \
+	  echo "system-packages: installing configurable-http-proxy@$(PROXY_VERSION) with npm into $(VENV)/node"; \
+	  mkdir -p $(VENV)/node && npm install --silent --no-save --no-audit --no-fund --prefix $(VENV)/node configurable-http-proxy@$(PROXY_VERSION); \
 	fi
 
 fixtures: setup ## rebuild the saved tensors, their manifests and what each test cell checks (after changing a recipe, a solution or a test; commit the result)
@@ -74,7 +84,11 @@ autograde: setup ## grade every submission on a Dask cluster (local: JOBS worker
 	$(STAFF) autograde $(ASSIGNMENT) $(foreach s,$(STUDENT),--student $(s)) $(if $(ASSIGNMENT),--regrade) $(if $(REASON),--reason "$(REASON)") $(if $(UNSAFE),--unsafe-no-sandbox) $(if $(FORCE),--force)
 
 formgrader: setup ## JupyterLab with nbgrader's formgrader for TAs (PORT=8888): prints the address with its token; Ctrl-C stops it
-	$(STAFF) formgrader $(if $(PORT),--port $(PORT))
+	$(STAFF) formgrader $(if $(PORT),--port $(PORT)) $(if $(IP),--ip $(IP))
+
+hub: setup ## JupyterHub for a TA team: the formgrader as a shared service, access by group (jupyterhub_config.py), gradebook GRADEBOOK_URL or gradebook.db; PORT=8000, IP=127.0.0.1
+	@$(MAKE) --no-print-directory system-packages
+	$(STAFF) hub $(if $(PORT),--port $(PORT)) $(if $(IP),--ip $(IP))
 
 feedback: setup ## per-student feedback HTML in feedback/ (warns while free-text answers wait for a TA; COMPLETE=1 refuses then)
 	$(STAFF) feedback $(if $(COMPLETE),--complete)

@@ -2,8 +2,8 @@
 
 Commands, in workflow order: ``fixtures``, ``fixtures-check``, ``fixtures-verify``, ``validate``,
 ``release``, ``publish``, ``figure``, ``collect``, ``samples``, ``students``, ``autograde``, ``formgrader``,
-``feedback``, ``export``, ``report``, ``similarity``, ``solutions``. Heavy modules are imported inside each
-command, so ``--help`` is instant.
+``hub``, ``feedback``, ``export``, ``report``, ``similarity``, ``solutions``. Heavy modules are imported
+inside each command, so ``--help`` is instant.
 """
 from __future__ import annotations
 
@@ -131,8 +131,7 @@ def _collect(args) -> int:
     if unmatched:
         print(f"collect: {len(unmatched)} file(s) NOT imported (name matches no assignment; expected "
               f"<student-id>_..._<assignment>.ipynb):", file=sys.stderr)
-        for name in unmatched:
-            print(f"  {name}", file=sys.stderr)
+        print("\n".join(f"  {name}" for name in unmatched), file=sys.stderr)
     return 0
 
 
@@ -143,8 +142,7 @@ def _samples(args) -> int:
 
     written = samples.copy_to_submitted(args.assignments or None)
     gradebook.import_roster(samples.ROSTER, course_dir.COURSE)
-    print(f"samples: wrote {len(written)} submissions into submitted/ and their students' names "
-          f"into the gradebook")
+    print(f"samples: wrote {len(written)} submissions into submitted/ and their students' names into the gradebook")
     return 0
 
 
@@ -157,10 +155,9 @@ def _students(args) -> int:
     return 0
 
 
-def _formgrader(args) -> int:
-    from staff.grading import formgrader
-
-    return formgrader.serve(port=args.port)
+def _serve(args) -> int:  # formgrader, hub: a server in the foreground until Ctrl-C
+    from staff.grading import formgrader, hub
+    return (hub if args.command == "hub" else formgrader).serve(port=args.port, ip=args.ip)
 
 
 def _autograde(args) -> int:
@@ -307,9 +304,12 @@ def parser() -> argparse.ArgumentParser:
     grade.add_argument("--reason", default="", help="why, for the regrade log (e.g. a dispute's number)")
     grade.add_argument("--unsafe-no-sandbox", action="store_true",
                        help="grade without the sandbox where none can be made (grades are marked unsafe)")
-    command("formgrader", _formgrader, "JupyterLab with nbgrader's formgrader on the course, for grading "
-            "free-text answers (prints the address with its token)", assignments=False).add_argument(
-        "--port", type=int, default=8888)
+    for name, port, text in (("formgrader", 8888, "JupyterLab with nbgrader's formgrader on the course, for grading "
+                              "free-text answers (prints the address with its token)"),
+                             ("hub", 8000, "JupyterHub for a TA team: the formgrader as a service shared by the "
+                              "graders (jupyterhub_config.py names them); --ip 0.0.0.0: every interface (put TLS in front)")):
+        served = command(name, _serve, text, assignments=False)
+        served.add_argument("--port", type=int, default=port), served.add_argument("--ip", default="127.0.0.1")
     command("feedback", _feedback, "per-student feedback HTML, hidden tests redacted").add_argument(
         "--complete", action="store_true", help="write nothing while any free-text answer waits for a TA")
     command("export", _export, "grades.csv with status, reason, manual_pending and late-work (due date, timestamp, "

@@ -36,7 +36,7 @@ from staff.grading import gradebook_indexes
 JUPYTER_DATA = Path(__file__).with_name("jupyter")
 
 
-def _environment() -> dict[str, str]:
+def environment() -> dict[str, str]:
     env = nbgrader_cli.environment()
     env["JUPYTER_PATH"] = os.pathsep.join(p for p in (str(JUPYTER_DATA), env.get("JUPYTER_PATH", "")) if p)
     return env
@@ -61,23 +61,32 @@ class Server:
             self.process.wait()
 
 
-#: Jupyter server extensions of the course's own, loaded with nbgrader's.
+#: Jupyter server extensions of the course's own, loaded with nbgrader's: always (a grade two TAs
+#: save at once is never overwritten silently), and the per-row fixes (not in the benchmark's baseline).
+EXTENSIONS = ("staff.grading.grade_conflicts",)
 OVERRIDES = ("staff.grading.formgrader_api",)
 
 
-def command(course: CourseDir, port: int, token: str, overrides: bool = True) -> list[str]:
-    args = [str(nbgrader_cli.BINDIR / "jupyter"), "lab", "--no-browser", "--ip=127.0.0.1", f"--port={port}",
-            "--port-retries=0", f"--ServerApp.root_dir={course.root}", f"--IdentityProvider.token={token}",
-            "--ServerApp.open_browser=False",
+def server_options(course: CourseDir, overrides: bool = True) -> list[str]:
+    """The Jupyter server's options for grading ``course``, the same for ``make formgrader``'s
+    JupyterLab and the hub's shared formgrader (:mod:`hub`)."""
+    args = [f"--ServerApp.root_dir={course.root}",
             # nbgrader's formgrader runs in debug mode by default: it then tries to print the whole
             # server config (logging "Formgrader config is not serializable") and shows it, token
             # included, in Manage Assignments' "Current configuration" panel.
-            "--FormgradeExtension.debug=False"]
-    if overrides:
-        args += [f"--ServerApp.jpserver_extensions={name}=True" for name in OVERRIDES]
+            "--FormgradeExtension.debug=False",
+            # A submitted or autograded notebook a TA runs runs in the grading sandbox (ta_kernels.py).
+            "--ServerApp.kernel_manager_class=staff.grading.ta_kernels.CourseKernels"]
+    args += [f"--ServerApp.jpserver_extensions={name}=True" for name in EXTENSIONS + (OVERRIDES if overrides else ())]
     if os.geteuid() == 0:
         args.append("--allow-root")
     return args
+
+
+def command(course: CourseDir, port: int, token: str, overrides: bool = True, ip: str = "127.0.0.1") -> list[str]:
+    return [str(nbgrader_cli.BINDIR / "jupyter"), "lab", "--no-browser", f"--ip={ip}", f"--port={port}",
+            "--port-retries=0", f"--IdentityProvider.token={token}", "--ServerApp.open_browser=False",
+            *server_options(course, overrides)]
 
 
 def start(course: CourseDir = COURSE, port: int = 8888, log: Path | None = None, timeout: float = 120,
@@ -87,7 +96,7 @@ def start(course: CourseDir = COURSE, port: int = 8888, log: Path | None = None,
     if overrides:
         gradebook_indexes.ensure(course.db_url)
     out = open(log, "w") if log else subprocess.DEVNULL  # noqa: SIM115 (the server owns it)
-    process = subprocess.Popen(command(course, port, token, overrides), cwd=course.root, env=_environment(),
+    process = subprocess.Popen(command(course, port, token, overrides), cwd=course.root, env=environment(),
                                stdout=out, stderr=subprocess.STDOUT)
     server = Server(process, f"http://127.0.0.1:{port}", token)
     deadline = time.monotonic() + timeout
@@ -105,17 +114,17 @@ def start(course: CourseDir = COURSE, port: int = 8888, log: Path | None = None,
     raise TimeoutError(f"JupyterLab did not answer on {server.url} within {timeout:.0f} s")
 
 
-def serve(course: CourseDir = COURSE, port: int = 8888) -> int:
+def serve(course: CourseDir = COURSE, port: int = 8888, ip: str = "127.0.0.1") -> int:
     """``make formgrader``: run in the foreground until Ctrl-C."""
     token = secrets.token_hex(16)
     gradebook_indexes.ensure(course.db_url)
     print(f"formgrader: starting JupyterLab on {course.root}\n"
-          f"  open   http://127.0.0.1:{port}/formgrader?token={token}\n"
-          f"  or     http://127.0.0.1:{port}/lab?token={token}  (menu Nbgrader -> Formgrader)\n"
+          f"  open   http://{ip}:{port}/formgrader?token={token}\n"
+          f"  or     http://{ip}:{port}/lab?token={token}  (menu Nbgrader -> Formgrader)\n"
           f"  stop   Ctrl-C here (twice if it asks to confirm)\n"
           f"  from another machine: ssh -L {port}:127.0.0.1:{port} <this host>, then open the address above",
           flush=True)
     try:
-        return subprocess.call(command(course, port, token), cwd=course.root, env=_environment())
+        return subprocess.call(command(course, port, token, ip=ip), cwd=course.root, env=environment())
     except KeyboardInterrupt:
         return 0

@@ -73,6 +73,8 @@ class Spec:
     uid: int | None = None                         # run as this user (only when grading as root)
     processes: int = 256                           # RLIMIT_NPROC for that user
     env: dict[str, str] = field(default_factory=dict)
+    #: RLIMIT_AS of the kernel in bytes; None: inherited (a grading worker sets its own for all it runs)
+    memory: int | None = None
 
     def save(self, path: Path) -> Path:
         path.write_text(json.dumps(asdict(self)))
@@ -196,9 +198,8 @@ def command(spec: Spec, kernel: list[str], env: dict[str, str], cwd: str | None 
         args.insert(1, "--unshare-user")
         limit += _tasks_of(os.getuid())  # the limit counts every process of this user
     prlimit = shutil.which("prlimit") or "/usr/bin/prlimit"
-    files = quota.MAX_FILE_BYTES
-    return [prlimit, f"--nproc={limit}:{limit}", f"--fsize={files}:{files}", "--", *args, *kernel]
-
+    files, memory = quota.MAX_FILE_BYTES, [f"--as={spec.memory}:{spec.memory}"] if spec.memory else []
+    return [prlimit, f"--nproc={limit}:{limit}", f"--fsize={files}:{files}", *memory, "--", *args, *kernel]
 
 
 def _tasks_of(uid: int) -> int:
@@ -212,30 +213,41 @@ def _tasks_of(uid: int) -> int:
     return count
 
 
-class SandboxedKernelManager(AsyncKernelManager):
-    """A kernel manager that starts its kernel in the sandbox ``spec`` describes; the connection
-    goes through Unix sockets in the scratch folder, since the kernel has no network."""
+class SandboxLaunch:
+    """A kernel manager mixin: its kernel starts in the sandbox :meth:`use_sandbox` gives it (grading's and a TA
+    server's kernels, :mod:`ta_kernels`), connected through Unix sockets in the scratch (it has no network)."""
 
-    def __init__(self, spec: Spec, **kwargs):
-        super().__init__(**kwargs)
+    spec: Spec | None = None
+
+    def use_sandbox(self, spec: Spec) -> None:
         self.spec = spec
-        scratch = Path(self.spec.scratch)
+        scratch = Path(spec.scratch)
         self.transport, self.ip = "ipc", str(scratch / "ipc" / "kernel")
         self.cache_ports = False
         self.connection_file = str(scratch / "ipc" / "connection.json")
 
     async def _async_pre_start_kernel(self, **kwargs):
-        # An interrupt (the per-cell timeout) goes as a message on the control channel: a signal
-        # would reach bwrap, not the kernel in its own session and PID namespace.
-        self.kernel_spec.interrupt_mode = "message"
+        if self.spec is not None:
+            # An interrupt (the per-cell timeout) goes as a message on the control channel: a signal
+            # would reach bwrap, not the kernel in its own session and PID namespace.
+            self.kernel_spec.interrupt_mode = "message"
         return await super()._async_pre_start_kernel(**kwargs)
 
     def format_kernel_cmd(self, extra_arguments=None) -> list[str]:
         kernel = super().format_kernel_cmd(extra_arguments)
-        if self.spec.uid is not None:  # written by the grader with mode 600: the kernel's user reads it
+        if self.spec is None:
+            return kernel
+        if self.spec.uid is not None:  # written by this process with mode 600: the kernel's user reads it
             os.chown(self.connection_file, self.spec.uid, self.spec.uid)
         launch = self._launch_args or {}
         return command(self.spec, kernel, dict(launch.get("env") or os.environ))
+
+
+class SandboxedKernelManager(SandboxLaunch, AsyncKernelManager):
+    """A kernel manager that starts its kernel in the sandbox ``spec`` describes."""
+    def __init__(self, spec: Spec, **kwargs):
+        super().__init__(**kwargs)
+        self.use_sandbox(spec)
 
 
 def execute(nb, scratch: Path, fixtures: Path, timeout: int) -> Path:
