@@ -111,16 +111,20 @@ SCRIPT = """<script>
     var mine = seen(model), field = FIELDS[kind(model)][0];
     var theirs = current[field], yours = mine[field];
     var what = kind(model) === "grade" ? "these points" : "this comment";
-    var box = cellOf(model).find(".grade-conflict");
+    var box = cellOf(model).find(".grade-conflict[data-kind=" + kind(model) + "]");
     if (!box.length) {
-      box = jQuery('<div class="alert alert-warning grade-conflict" role="alert"></div>');
+      box = jQuery('<div class="alert alert-warning grade-conflict" role="alert"></div>').attr("data-kind", kind(model));
       cellOf(model).find(kind(model) === "grade" ? ".score" : ".comment").first().closest("div").after(box);
       if (!box.parent().length) cellOf(model).append(box);
     }
-    box.text("Not saved: another grader changed " + what + " after you opened this page, to " +
-             (theirs === null || theirs === "" ? "nothing" : JSON.stringify(theirs)) +
-             ". Yours (" + (yours === null || yours === "" ? "nothing" : JSON.stringify(yours)) +
-             ") was not saved; the box now shows theirs. To replace it, enter yours again.");
+    function shown(value) {
+      if (value === null || value === undefined || value === "") return "nothing";
+      if (kind(model) === "grade") return String(value);
+      value = String(value);
+      return "\u201c" + (value.length > 80 ? value.slice(0, 80) + "\u2026" : value) + "\u201d";
+    }
+    box.text("Not saved: another grader changed " + what + " after you opened this page, to " + shown(theirs) +
+             ". Yours (" + shown(yours) + ") was not saved; the box now shows theirs. To replace it, enter yours again.");
     model.set(current);
     model._seen = seen(model);
   }
@@ -138,7 +142,7 @@ SCRIPT = """<script>
       };
       var success = options.success;
       options.success = function () {
-        cellOf(model).find(".grade-conflict").remove();
+        cellOf(model).find(".grade-conflict[data-kind=" + kind(model) + "]").remove();
         if (success) success.apply(this, arguments);
       };
     }

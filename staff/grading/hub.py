@@ -24,8 +24,7 @@ service shared by the graders, as nbgrader documents for one course with several
 from __future__ import annotations
 
 import os
-import secrets
-import shutil
+import signal
 import subprocess
 import time
 import urllib.error
@@ -159,16 +158,21 @@ class NoServers(Spawner):
 
 @dataclass(frozen=True)
 class Hub:
-    process: subprocess.Popen
+    process: subprocess.Popen  # the leader of its own process group: the proxy and the service are in it
     url: str  # http://127.0.0.1:<port>
 
     def stop(self) -> None:
+        """Stop the hub (it stops the proxy and the service), then anything of its group still alive."""
         self.process.terminate()
         try:
             self.process.wait(timeout=30)
         except subprocess.TimeoutExpired:
             self.process.kill()
             self.process.wait()
+        try:
+            os.killpg(self.process.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
 
 
 def missing_proxy() -> str | None:
@@ -221,7 +225,11 @@ def serve(course: CourseDir = COURSE, port: int = 8000, ip: str = "127.0.0.1") -
           f"/hub/authorize\n"
           f"  formgrader http://{ip}:{port}{service_prefix()}formgrader\n"
           f"  stop       Ctrl-C here", flush=True)
+    process = subprocess.Popen(command(CONFIG, port, ip), cwd=_made(state_dir(course)), env=formgrader.environment(),
+                               start_new_session=True)
     try:
-        return subprocess.call(command(CONFIG, port, ip), cwd=_made(state_dir(course)), env=formgrader.environment())
+        return process.wait()
     except KeyboardInterrupt:
         return 0
+    finally:
+        Hub(process, "").stop()

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import textwrap
 
 import pytest
@@ -160,7 +161,20 @@ def test_two_tas_grade_different_submissions_at_once(people, running, course):
     assert _grade(course.url, "q_scaling", "partial") == (0.5, "Half: says it is smaller, not why.")
 
 
-def test_the_later_save_of_the_same_answer_is_refused_and_shown(people, running, course):
+@pytest.fixture(scope="module")
+def shots(tmp_path_factory, request):
+    """A screenshot into the test's folder (and ``--screenshots=DIR``: `make screenshots`)."""
+    folder, wanted = tmp_path_factory.mktemp("screenshots"), request.config.getoption("screenshots")
+
+    def shoot(tab, name: str):
+        tab.screenshot(path=str(folder / f"hub-{name}.png"))
+        if wanted:
+            shutil.copy2(folder / f"hub-{name}.png", f"{wanted}/hub-{name}.png")
+
+    return shoot
+
+
+def test_the_later_save_of_the_same_answer_is_refused_and_shown(people, running, course, shots):
     url = running[0].url
     ta1, ta2 = people["ta1"], people["ta2"]
     _open_submission(ta1, url, "hardcoded_shapes")
@@ -168,19 +182,26 @@ def test_the_later_save_of_the_same_answer_is_refused_and_shown(people, running,
     assert _save(ta1, "#q_scaling", "1").status == 200
     refused = _save(ta2, "#q_scaling", "0")
     assert refused.status == 409
-    warning = ta2.locator(".grade-conflict")
+    warning = ta2.locator(".grade-conflict[data-kind=grade]")
     warning.wait_for(timeout=10_000)
     text = warning.inner_text()
-    assert "another grader changed these points" in text and "to 1" in text and "Yours (\"0\") was not saved" in text, text
+    assert "another grader changed these points" in text and "to 1" in text and "Yours (0) was not saved" in text, text
     assert ta2.input_value("#q_scaling") == "1", "the box shows what the gradebook holds"
+    ta2.evaluate("window.scrollTo(0, document.getElementById('q_scaling').closest('.cell')"
+                 ".getBoundingClientRect().top + window.scrollY - 70)")
+    shots(ta2, "conflict")
     assert _grade(course.url, "q_scaling", "hardcoded_shapes")[0] == 1.0, "the earlier save was kept"
     # The same for comments.
     assert _save(ta1, "#q_scaling-comment", "Correct.", "comment").status == 200
     assert _save(ta2, "#q_scaling-comment", "Wrong.", "comment").status == 409
+    comment_warning = ta2.locator(".grade-conflict[data-kind=comment]")
+    comment_warning.wait_for(timeout=10_000)
+    assert "to \u201cCorrect.\u201d. Yours (\u201cWrong.\u201d) was not saved" in comment_warning.inner_text()
+    assert ta2.input_value("#q_scaling-comment") == "Correct."
     assert _grade(course.url, "q_scaling", "hardcoded_shapes")[1] == "Correct."
     # Having seen theirs, the second TA enters their own again: now it replaces it, knowingly.
     assert _save(ta2, "#q_scaling", "0").status == 200
-    assert ta2.locator(".grade-conflict").count() == 0
+    assert ta2.locator(".grade-conflict[data-kind=grade]").count() == 0, "a save that lands clears its warning"
     assert _grade(course.url, "q_scaling", "hardcoded_shapes")[0] == 0.0
 
 
