@@ -53,17 +53,23 @@ class Server:
         return f"{self.url}/{path.lstrip('/')}{'&' if '?' in path else '?'}token={self.token}"
 
     def stop(self) -> None:
-        self.process.terminate()
-        try:
-            self.process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
+        stop(self.process, timeout=20)
+
+
+def stop(process: subprocess.Popen, timeout: float) -> None:
+    """Ask a server to stop (it shuts its kernels or services down), then kill it after ``timeout`` s."""
+    process.terminate()
+    try:
+        process.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
 
 
 #: Jupyter server extensions of the course's own, loaded with nbgrader's: always (a grade two TAs
-#: save at once is never overwritten silently), and the per-row fixes (not in the benchmark's baseline).
-EXTENSIONS = ("staff.grading.grade_conflicts",)
+#: save at once is never overwritten silently; Autograde through the sandbox and the judge), and the
+#: per-row fixes (not in the benchmark's baseline).
+EXTENSIONS = ("staff.grading.grade_conflicts", "staff.grading.ta_kernels")
 OVERRIDES = ("staff.grading.formgrader_api",)
 
 

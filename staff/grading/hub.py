@@ -163,12 +163,7 @@ class Hub:
 
     def stop(self) -> None:
         """Stop the hub (it stops the proxy and the service), then anything of its group still alive."""
-        self.process.terminate()
-        try:
-            self.process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
+        formgrader.stop(self.process, timeout=30)
         try:
             os.killpg(self.process.pid, signal.SIGKILL)
         except ProcessLookupError:

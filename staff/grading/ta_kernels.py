@@ -1,5 +1,5 @@
-"""Kernels of a TA's Jupyter server (``make formgrader``, the hub's formgrader): a student's code
-never runs with the grader's rights.
+"""What a TA's Jupyter server (``make formgrader``, the hub's formgrader) runs: a student's code
+never with the grader's rights.
 
 The server's root is the course folder and runs as the instructor (often root). A TA who opens a
 submitted or autograded notebook there and runs it would run the student's code with the rights
@@ -11,12 +11,20 @@ under ``source/``, which need the whole course (hidden tests, fixtures) and hold
 Where no sandbox can be made, such a kernel is refused with a message saying why and how to fix
 it, never started unsandboxed.
 
+The formgrader's own *Autograde* button (Manage Submissions) would run nbgrader's autograde in the
+server: the student's code unsandboxed, and points decided by its kernel. Here it grades that
+submission again through the course's grader instead (:func:`regrade.regrade`: the canary, the
+sandbox, the judge; manual grades kept; logged with the TA's name), in a thread, so the other TAs'
+pages stay live meanwhile (:func:`install`, a server extension).
+
 Inside, a kernel works as a grading kernel does: its working folder is a size-limited scratch
 folder (not the notebook's folder), ``course`` and the data are there, and hidden fixtures load as
 ``Withheld`` references, so a student's notebook runs its checks as it did under grading.
 """
 from __future__ import annotations
 
+import functools
+import json
 import os
 import shutil
 import threading
@@ -24,6 +32,7 @@ from pathlib import Path
 
 from jupyter_server.services.kernels.kernelmanager import AsyncMappingKernelManager, ServerKernelManager
 from tornado import web
+from tornado.ioloop import IOLoop
 from traitlets import Unicode
 
 from course import settings
@@ -86,6 +95,42 @@ class TAKernelManager(sandbox.SandboxLaunch, ServerKernelManager):
         await super()._async_cleanup_resources(restart=restart)
         if not restart and self.scratch is not None:
             shutil.rmtree(self.scratch, ignore_errors=True)
+
+
+async def _autograde(self, assignment_id: str, student_id: str) -> None:
+    """nbgrader's ``AutogradeHandler.post``, through the course's grader (see the module)."""
+    from staff.course_dir import CourseDir
+    from staff.grading import regrade
+
+    course = CourseDir(Path(self.api.coursedir.root), url=self.api.coursedir.db_url)
+    user = getattr(self.current_user, "username", None) or str(self.current_user)
+    grade = functools.partial(regrade.regrade, course, [student_id], [assignment_id], reason=f"formgrader ({user})",
+                              progress=False)
+    try:
+        outcomes = await IOLoop.current().run_in_executor(None, grade)
+    except Exception as error:  # the canary stopped it, no sandbox, ...: what the TA's dialog shows
+        self.write(json.dumps({"success": False, "log": "", "error": f"{type(error).__name__}: {error}"}))
+        return
+    lines = [f"{o.student} / {o.assignment}: {o.status}" + (f" ({o.reason})" if o.reason else "") for o in outcomes]
+    done = bool(outcomes) and all(o.status in ("graded", "repaired", "flagged") for o in outcomes)
+    self.write(json.dumps({"success": done, "log": "\n".join(lines or ["nothing submitted to grade"]),
+                           "error": "" if done else "\n".join(lines)}))
+
+
+def install() -> None:
+    """The formgrader's Autograde button through the course's grader (once per process)."""
+    from nbgrader.server_extensions.formgrader import apihandlers
+    from nbgrader.server_extensions.formgrader.base import check_notebook_dir, check_xsrf
+
+    if not getattr(apihandlers.AutogradeHandler.post, "course_grader", False):
+        post = web.authenticated(check_xsrf(check_notebook_dir(_autograde)))
+        post.course_grader = True
+        apihandlers.AutogradeHandler.post = post
+
+
+def _load_jupyter_server_extension(serverapp) -> None:
+    install()
+    serverapp.log.info("formgrader: Autograde grades through the course's sandbox and judge (%s)", __name__)
 
 
 class CourseKernels(AsyncMappingKernelManager):

@@ -205,6 +205,24 @@ def test_the_later_save_of_the_same_answer_is_refused_and_shown(people, running,
     assert _grade(course.url, "q_scaling", "hardcoded_shapes")[0] == 0.0
 
 
+def test_the_formgraders_autograde_button_grades_through_the_sandbox_and_the_judge(people, running, course):
+    """nbgrader's Autograde button would run the student's notebook in the server, unsandboxed, and
+    take its kernel's points; here it regrades through the course's grader and keeps manual grades."""
+    url, ta1 = running[0].url, people["ta1"]
+    manual = _grade(course.url, "q_scaling", "partial")  # set by the TA above
+    ta1.goto(f"{url}{SERVICE}formgrader/manage_submissions/{ASSIGNMENT}")
+    row = ta1.locator("tr", has=ta1.locator(".student-id", has_text="partial"))
+    with ta1.expect_response(lambda r: r.url.endswith("/partial/autograde"), timeout=300_000) as response:
+        row.locator(".autograde a").click()
+    assert response.value.status == 200
+    ta1.locator("#success-modal").wait_for(timeout=30_000)
+    assert "partial / 01_attention: graded" in ta1.inner_text("#success-modal")
+    logged = [json.loads(line) for line in (course.autograded / "regrades.jsonl").read_text().splitlines()]
+    assert logged[-1]["student"] == "partial" and logged[-1]["reason"] == "formgrader (ta1)", logged[-1]
+    assert logged[-1]["new_auto"] == 13.25 and logged[-1]["status"] == "graded"  # the sample's exact score
+    assert _grade(course.url, "q_scaling", "partial") == manual, "the TA's points and comment stay"
+
+
 def test_a_student_cannot_open_the_formgrader(people, running):
     url = running[0].url
     stu = people["stu"]

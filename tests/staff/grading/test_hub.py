@@ -104,6 +104,19 @@ def test_a_comment_changed_since_the_page_loaded_is_a_conflict():
     assert not grade_conflicts.changed_since({"manual_comment": "Good."}, {"manual_comment": "Good."}, "comment")
 
 
+def test_the_formgraders_autograde_button_goes_through_the_course_grader():
+    """Its handler is the course's (the sandbox and the judge), installed once; the browser test
+    clicks it (tests/e2e/test_hub.py)."""
+    from nbgrader.server_extensions.formgrader import apihandlers
+
+    assert "staff.grading.ta_kernels" in formgrader.EXTENSIONS
+    ta_kernels.install()
+    first = apihandlers.AutogradeHandler.post
+    ta_kernels.install()
+    assert apihandlers.AutogradeHandler.post is first and first.course_grader
+    assert first.__wrapped__.__wrapped__.__wrapped__ is ta_kernels._autograde  # authenticated, xsrf, notebook dir
+
+
 def test_the_check_wraps_nbgraders_handlers_once_and_its_script_holds_no_math():
     from nbgrader.server_extensions.formgrader import apihandlers
 
