@@ -29,6 +29,7 @@ from transformers import (
     AutoTokenizer,
     BertConfig,
     DistilBertConfig,
+    DistilBertForQuestionAnswering,
     DistilBertForSequenceClassification,
     DistilBertModel,
     PreTrainedTokenizerBase,
@@ -212,11 +213,11 @@ def bert_to_distilbert_state_dict(bert_state_dict: dict[str, torch.Tensor]) -> d
 
 
 def _offline_distilbert(
-    model_class: type[DistilBertModel] | type[DistilBertForSequenceClassification],
+    model_class: type[DistilBertModel] | type[DistilBertForSequenceClassification] | type[DistilBertForQuestionAnswering],
     dtype: torch.dtype,
     attn_implementation: str,
     **config: Any,
-) -> DistilBertModel | DistilBertForSequenceClassification:
+) -> DistilBertModel | DistilBertForSequenceClassification | DistilBertForQuestionAnswering:
     """``model_class`` with the converted MiniLM encoder, in ``dtype``, heads initialised as usual.
 
     The weights are cast to ``dtype`` *before* the conversion so the folded position embeddings are

@@ -1,0 +1,207 @@
+"""Assignment 6's question answering: the model, questions built from shipped text, and transformers' pipeline.
+
+The model (:func:`load_question_answering`, :func:`load_qa_tokenizer`) is loaded like
+:mod:`course.models`' others: offline the course's converted encoder with a trained head, online the
+hub's SQuAD model, one setting apart.
+
+Why questions are built here: offline there is no SQuAD-trained model (or SQuAD) in the course,
+so the offline model is the course's pretrained encoder with a question-answering head trained on
+a small task made from *The Devil's Dictionary* (``data/lm/``, which ships): a context of a few
+entries ("Abasement: A decent and customary mental attitude ... . Ability: ..."), the question
+"What is abasement?", the answer the words of that entry's definition, a span of the context. A
+question about a word the context does not define has no answer. The fixtures recipe trains the
+head on such questions and the notebook asks new ones, all with :func:`make_question`, which draws
+from Python's ``random.Random`` (the same draws on every machine).
+
+Why :func:`pipeline_answer`: the notebook checks the student's span decoding against transformers'
+``question-answering`` pipeline on the same model. transformers 5 removed that task
+(``pipeline("question-answering")`` raises and points to chat models), but still ships the pipeline's
+span decoder for document question answering (``select_starts_ends`` and ``decode_spans``,
+unchanged). So on transformers 4.x this calls the pipeline itself, and on 5.x it runs the pipeline's
+own steps: its tokenizer call (question first, ``truncation="only_second"``, ``stride``, offsets),
+its ``p_mask`` (everything but the context and ``[CLS]``), transformers' ``select_starts_ends`` per
+window, and its merge of the windows' answers (copied from transformers 4.57's
+``QuestionAnsweringPipeline.postprocess``, which the course's tests compare with the real pipeline).
+"""
+from __future__ import annotations
+
+import random
+import re
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+import torch
+from safetensors.torch import load_file, save_file
+from transformers import AutoTokenizer, DistilBertForQuestionAnswering, PreTrainedTokenizerBase
+
+from course import paths
+from course.env import is_online
+from course.models import MODEL_INPUTS, _offline_distilbert, _quiet, load_tokenizer
+
+#: The question-answering model used online: DistilBERT-base-*cased* distilled on SQuAD 1.1 (86.9 F1
+#: on its dev set). Cased: it comes with its own tokenizer (:func:`load_qa_tokenizer`), not the
+#: uncased one of the other assignments.
+HUB_QA_MODEL = "distilbert-base-cased-distilled-squad"
+#: The parameters of the question-answering head: a start and an end logit per token.
+QA_HEAD_KEYS = ("qa_outputs.weight", "qa_outputs.bias")
+
+CORPUS = paths.DATA / "lm" / "devils_dictionary.txt"
+_ENTRY = re.compile(r"^([A-Z][A-Z']+), (?:n|v|adj|adv|v\.t|v\.i|x|pro|prep|conj)\.\s+(.+?)(?=\n\n|\Z)", re.M | re.S)
+
+
+@lru_cache(maxsize=1)
+def dictionary_entries() -> tuple[tuple[str, str], ...]:
+    """(word, definition) of every one-word entry of the shipped dictionary whose first sentence is
+    3 to 14 words long and plain (no cross-references): the definition is that sentence without its
+    final full stop, e.g. ("abasement", "A decent and customary mental attitude in the presence of
+    wealth of power")."""
+    entries = []
+    for match in _ENTRY.finditer(CORPUS.read_text(encoding="ascii")):
+        body = " ".join(match[2].split())
+        first = re.match(r"(.+?[.!?])(\s|$)", body)
+        if not first:
+            continue
+        definition = first[1].rstrip(".!?")
+        if 3 <= len(definition.split()) <= 14 and not set("[]{}_") & set(definition):
+            entries.append((match[1].lower(), definition))
+    return tuple(entries)
+
+
+def make_question(rng: random.Random, n_entries: int, answerable: bool = True,
+                  entries: tuple[tuple[str, str], ...] | None = None) -> tuple[str, str, int, str]:
+    """(question, context, answer_start, answer): a context of ``n_entries`` dictionary entries and
+    "What is <word>?" about one of them (``answer`` its definition, ``answer_start`` its first
+    character in the context), or, when not ``answerable``, about a word the context does not
+    define (``answer_start`` -1, ``answer`` "")."""
+    entries = entries or dictionary_entries()
+    chosen = rng.sample(entries, n_entries + (0 if answerable else 1))
+    asked = rng.randrange(n_entries) if answerable else n_entries
+    context, start = "", -1
+    for index, (word, definition) in enumerate(chosen[:n_entries]):
+        piece = f"{word.capitalize()}: "
+        if index == asked:
+            start = len(context) + len(piece)
+        context += piece + definition + ". "
+    answer = chosen[asked][1] if answerable else ""
+    return f"What is {chosen[asked][0]}?", context.strip(), start, answer
+
+
+def has_qa_pipeline() -> bool:
+    """Whether the installed transformers still has the ``question-answering`` pipeline (4.x)."""
+    from transformers.pipelines import SUPPORTED_TASKS
+
+    return "question-answering" in SUPPORTED_TASKS
+
+
+def pipeline_answer(model, tokenizer, question: str, context: str, max_length: int = 384, stride: int = 128,
+                    max_answer_len: int = 15, handle_impossible_answer: bool = False,
+                    use_pipeline: bool | None = None) -> dict:
+    """What transformers' ``question-answering`` pipeline answers, with ``align_to_words=False`` (the
+    characters of the best tokens, not widened to whole words) and ``top_k=1``: a dict with
+    ``answer``, ``start``, ``end`` (characters of ``context``) and ``score``, the *probability*
+    p_start(s) * p_end(e), each a softmax over the window's context tokens and ``[CLS]``.
+
+    ``use_pipeline``: None = the pipeline itself where transformers has it, else its own steps
+    (see the module docstring); False forces the steps (the tests compare both on transformers 4.x).
+    """
+    if use_pipeline is None:
+        use_pipeline = has_qa_pipeline()
+    if use_pipeline:
+        from transformers import pipeline
+
+        answer = pipeline("question-answering", model=model, tokenizer=tokenizer, device=model.device)(
+            question=question, context=context, max_seq_len=max_length, doc_stride=stride,
+            max_answer_len=max_answer_len, handle_impossible_answer=handle_impossible_answer,
+            align_to_words=False)
+        return {key: answer[key] for key in ("answer", "start", "end", "score")}
+    return _pipeline_steps(model, tokenizer, question, context, max_length, stride, max_answer_len,
+                           handle_impossible_answer)
+
+
+def _select_starts_ends():
+    try:  # transformers 4.x: the question-answering pipeline's module
+        from transformers.pipelines.question_answering import select_starts_ends
+    except ImportError:  # transformers 5.x: the same function, kept for document question answering
+        from transformers.pipelines.document_question_answering import select_starts_ends
+    return select_starts_ends
+
+
+def _pipeline_steps(model, tokenizer, question, context, max_length, stride, max_answer_len,
+                    handle_impossible_answer) -> dict:
+    select_starts_ends = _select_starts_ends()
+    encoded = tokenizer(text=question, text_pair=context, padding="do_not_pad", truncation="only_second",
+                        max_length=max_length, stride=stride, return_token_type_ids=True,
+                        return_overflowing_tokens=True, return_offsets_mapping=True,
+                        return_special_tokens_mask=True)
+    min_null_score, answers = 1000000, []
+    for window in range(len(encoded["input_ids"])):
+        ids = encoded["input_ids"][window]
+        p_mask = np.array([[token != 1 for token in encoded.sequence_ids(window)]], dtype=np.int64)
+        p_mask[0, np.nonzero(np.array(ids) == tokenizer.cls_token_id)[0]] = 0
+        attention_mask = np.array([encoded["attention_mask"][window]])
+        with torch.no_grad():
+            output = model(input_ids=torch.tensor([ids], device=model.device),
+                           attention_mask=torch.tensor(attention_mask, device=model.device))
+        starts, ends, scores, min_null_score = select_starts_ends(
+            output.start_logits.float().cpu().numpy(), output.end_logits.float().cpu().numpy(), p_mask,
+            attention_mask, min_null_score, 1, handle_impossible_answer, max_answer_len)
+        offsets = encoded[window].offsets
+        for s, e, score in zip(starts, ends, scores):
+            start, end = offsets[s][0], offsets[e][1]
+            same = next((a for a in answers if a["answer"].lower() == context[start:end].lower()), None)
+            if same:  # the pipeline adds the scores of windows that give the same answer text
+                same["score"] += score.item()
+            else:
+                answers.append({"score": score.item(), "start": start, "end": end, "answer": context[start:end]})
+    if handle_impossible_answer:
+        answers.append({"score": min_null_score, "start": 0, "end": 0, "answer": ""})
+    best = sorted(answers, key=lambda answer: answer["score"], reverse=True)[0]
+    return {key: best[key] for key in ("answer", "start", "end", "score")}
+
+
+def load_qa_tokenizer() -> PreTrainedTokenizerBase:
+    """The tokenizer of :func:`load_question_answering`'s model, returning :data:`MODEL_INPUTS`.
+
+    Offline it is :func:`load_tokenizer`'s (uncased WordPiece); online the cased one of
+    :data:`HUB_QA_MODEL`. Either is a fast tokenizer, so it returns character offsets
+    (``return_offsets_mapping``) and ``sequence_ids``, which span decoding needs.
+    """
+    _quiet()
+    if is_online():
+        return AutoTokenizer.from_pretrained(HUB_QA_MODEL, model_input_names=MODEL_INPUTS)
+    return load_tokenizer()
+
+
+def load_question_answering(
+    head_path: Path | None = None,
+    dtype: torch.dtype = torch.float32,
+    attn_implementation: str = "eager",
+) -> DistilBertForQuestionAnswering:
+    """An extractive question-answering DistilBERT (a start and an end logit per token), in eval mode.
+
+    Online: :data:`HUB_QA_MODEL` as published (``head_path`` is ignored). Offline: the converted
+    encoder, frozen as pretrained, plus the QA head (``qa_outputs``, :data:`QA_HEAD_KEYS`) saved at
+    ``head_path`` by :func:`save_qa_head` (assignment 6's fixtures train one on questions built from
+    *The Devil's Dictionary*); without ``head_path`` the head keeps transformers' initialisation.
+    """
+    _quiet()
+    if is_online():
+        return DistilBertForQuestionAnswering.from_pretrained(
+            HUB_QA_MODEL, dtype=dtype, attn_implementation=attn_implementation
+        ).eval()
+    if head_path is not None and not Path(head_path).is_file():
+        raise FileNotFoundError(f"Question-answering head {head_path} not found: run `make fixtures` to create it.")
+    model = _offline_distilbert(DistilBertForQuestionAnswering, dtype, attn_implementation)
+    if head_path is not None:
+        head = load_file(Path(head_path))
+        if sorted(head) != sorted(QA_HEAD_KEYS):
+            raise KeyError(f"{head_path} holds keys {sorted(head)}, expected exactly {list(QA_HEAD_KEYS)}.")
+        model.load_state_dict({k: v.to(dtype) for k, v in head.items()}, strict=False)
+    return model.eval()
+
+
+def save_qa_head(model: DistilBertForQuestionAnswering, path: Path) -> None:
+    """Save only the question-answering head (:data:`QA_HEAD_KEYS`, float32): 770 numbers offline."""
+    state = model.state_dict()
+    save_file({k: state[k].detach().float().contiguous() for k in QA_HEAD_KEYS}, str(path))
