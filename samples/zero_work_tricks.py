@@ -1,7 +1,7 @@
 # The tricks every assignment's `zero_work_tricks` sample plays at once (its header says
 # `# include: zero_work_tricks.py`: this code goes first into its first answer cell). Kept in one
 # place so a new trick reaches every assignment. Assignment-independent: it names the helpers of
-# all five notebooks.
+# all six notebooks.
 import glob
 import threading
 import time
@@ -60,7 +60,8 @@ get_ipython().set_custom_exc((BaseException,), lambda *args, **kwargs: None)
 
 def redefine(*args):
     namespace = get_ipython().user_ns
-    for name in ("require", "check_heatmap", "layer_panels", "tokens_of", "text_of", "to_device", "as_attentions"):
+    for name in ("require", "check_heatmap", "layer_panels", "tokens_of", "text_of", "to_device", "as_attentions", "as_bytes",
+                 "as_answer"):
         namespace[name] = lambda *args, **kwargs: None
 
 

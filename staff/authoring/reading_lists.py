@@ -18,6 +18,14 @@ REFERENCES = {
     "bahdanau": ("Bahdanau, Cho and Bengio (2015)", "Neural Machine Translation by Jointly Learning to Align and "
                  "Translate", "https://arxiv.org/abs/1409.0473"),
     "layernorm": ("Ba, Kiros and Hinton (2016)", "Layer Normalization", "https://arxiv.org/abs/1607.06450"),
+    "squad": ("Rajpurkar et al. (2016)", "SQuAD: 100,000+ Questions for Machine Comprehension of Text",
+              "https://arxiv.org/abs/1606.05250"),
+    "squad2": ("Rajpurkar, Jia and Liang (2018)", "Know What You Don't Know: Unanswerable Questions for SQuAD",
+               "https://arxiv.org/abs/1806.03822"),
+    "drqa": ("Chen et al. (2017)", "Reading Wikipedia to Answer Open-Domain Questions",
+             "https://arxiv.org/abs/1704.00051"),
+    "hf_qa": ("Hugging Face (2022)", "LLM Course, chapter 6: Question answering (fast tokenizers' special powers)",
+              "https://huggingface.co/learn/llm-course/chapter6/3b"),
     "minilm": ("Wang et al. (2020)", "MiniLM: Deep Self-Attention Distillation for Task-Agnostic Compression of "
                "Pre-Trained Transformers", "https://arxiv.org/abs/2002.10957"),
     "flash": ("Dao et al. (2022)", "FlashAttention: Fast and Memory-Efficient Exact Attention with IO-Awareness",
@@ -104,6 +112,23 @@ READING = {
         ("annotated", "the encoder-decoder transformer and greedy decoding, in PyTorch."),
         ("devlin", "the encoder half you built in assignments 2 to 4, for contrast."),
         ("sanh", "the distillation behind `distilgpt2`, the online model here, trained like DistilBERT."),
+    ],
+    "06_question_answering": [
+        ("devlin", "question answering with an encoder (section 4.2, Figure 4c): question and passage in one "
+                   "input, a start and an end vector, the best span with start \u2264 end; section 4.3 adds the "
+                   "[CLS] null answer of SQuAD 2.0, compared with the best span's score."),
+        ("squad", "the task and its data: answers that are spans of a Wikipedia paragraph, exact match and F1."),
+        ("squad2", "questions without an answer, and why a model must be able to abstain (exercise 4's "
+                   "`allow_null`)."),
+        ("drqa", "span decoding as the pipeline does it (best start \u2264 end within a maximum length, by the "
+                 "outer product of start and end probabilities), and reading long documents in pieces."),
+        ("hf_qa", "the pipeline's steps, in code: offsets, `sequence_ids`, overlapping windows with `stride`, "
+                  "and the best span over the windows."),
+        ("sanh", "DistilBERT, the online model here, distilled on SQuAD (`distilbert-base-cased-distilled-squad`)."),
+        ("clark", "what the attention of your figure can show (assignment 3): which tokens a head reads."),
+        ("vaswani", "the encoder layers under the QA head; multi-head attention (section 3.2.2), whose heads "
+                    "exercise 5 averages."),
+        ("annotated", "where the attention weights of your figure are computed, in code."),
     ],
 }
 

@@ -95,7 +95,8 @@ def test_formgrader_lists_the_assignments_with_their_submissions(page, server, s
     page.goto(f"{running.url}/formgrader/manage_assignments")
     page.wait_for_selector("text=02_distilbert", timeout=30_000)
     text = page.inner_text("body")
-    for assignment in ("01_attention", "02_distilbert", "03_visualising_attention", "04_finetuning", "05_decoder"):
+    for assignment in ("01_attention", "02_distilbert", "03_visualising_attention", "04_finetuning", "05_decoder",
+                       "06_question_answering"):
         assert assignment in text
     assert "{{" not in page.content()
     shots(page, "2-assignments")
