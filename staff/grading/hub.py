@@ -115,6 +115,7 @@ def configure(c, instructors: Iterable[str], graders: Iterable[str], students: I
         "name": course_id,
         "display": True,
         "url": f"http://127.0.0.1:{service_port}",
+        # No terminal: a shell with the grader's rights.
         "command": [str(nbgrader_cli.BINDIR / "jupyterhub-singleuser"), "--ServerApp.terminals_enabled=False",
                     *formgrader.server_options(course)],
         "cwd": str(course.root),
@@ -162,12 +163,37 @@ class Hub:
     url: str  # http://127.0.0.1:<port>
 
     def stop(self) -> None:
-        """Stop the hub (it stops the proxy and the service), then anything of its group still alive."""
-        formgrader.stop(self.process, timeout=30)
+        """Stop the hub, the formgrader and the proxy together (each has a session of its own, so no
+        process group holds them all). Left to the hub, the formgrader takes 30 s: the hub first sends
+        it SIGINT, on which a Jupyter server started this way does not stop."""
+        import psutil
+
         try:
-            os.killpg(self.process.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
+            family = [psutil.Process(self.process.pid)] + psutil.Process(self.process.pid).children(recursive=True)
+        except psutil.Error:
+            family = []
+        for process in family:
+            try:
+                process.terminate()
+            except psutil.Error:
+                pass
+        _, alive = psutil.wait_procs(family, timeout=30)
+        for process in alive:
+            try:
+                process.kill()
+            except psutil.Error:
+                pass
+        self.process.wait()
+
+
+def _stops_with_this_process() -> None:
+    """In the hub's process before it runs: a session of its own (Ctrl-C reaches the command, which
+    stops the hub in order), and SIGTERM when the process that started it dies, however it died (a
+    killed test run or terminal), so the hub then stops its proxy and the formgrader too."""
+    import ctypes
+
+    os.setsid()
+    ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
 
 
 def missing_proxy() -> str | None:
@@ -189,7 +215,7 @@ def start(course: CourseDir, config: Path, port: int, log: Path | None = None, t
     gradebook_indexes.ensure(course.db_url)
     out = open(log, "w") if log else subprocess.DEVNULL  # noqa: SIM115 (the hub owns it)
     process = subprocess.Popen(command(config, port), cwd=_made(state_dir(course)), env=formgrader.environment(),
-                               stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+                               stdout=out, stderr=subprocess.STDOUT, preexec_fn=_stops_with_this_process)
     hub = Hub(process, f"http://127.0.0.1:{port}")
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -221,7 +247,7 @@ def serve(course: CourseDir = COURSE, port: int = 8000, ip: str = "127.0.0.1") -
           f"  formgrader http://{ip}:{port}{service_prefix()}formgrader\n"
           f"  stop       Ctrl-C here", flush=True)
     process = subprocess.Popen(command(CONFIG, port, ip), cwd=_made(state_dir(course)), env=formgrader.environment(),
-                               start_new_session=True)
+                               preexec_fn=_stops_with_this_process)
     try:
         return process.wait()
     except KeyboardInterrupt:
