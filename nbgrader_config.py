@@ -6,6 +6,7 @@ import os
 from pathlib import Path
 
 from course import settings  # importing the course package also applies the hub mode (offline: HF_HUB_OFFLINE=1)
+from staff import course_dir
 from staff.course_dir import CourseDir
 
 ROOT = Path(__file__).resolve().parent
@@ -13,7 +14,7 @@ current = settings.current()
 
 c = get_config()  # noqa: F821 (provided by nbgrader/traitlets when this file is loaded)
 
-c.CourseDirectory.course_id = "transformers-course"
+c.CourseDirectory.course_id = course_dir.COURSE_ID
 c.CourseDirectory.root = str(ROOT)
 # The one gradebook URL every command uses (GRADEBOOK_URL, else SQLite with a lock timeout, so a TA
 # saving a grade while a batch writes waits instead of failing with "database is locked"), for the

@@ -13,6 +13,10 @@ from nbformat import NotebookNode
 from course import settings
 from course.paths import ROOT
 
+#: nbgrader's course id (nbgrader_config.py), also the hub's name for the formgrader service and its
+#: groups (``formgrade-<id>``, ``nbgrader-<id>``: staff/grading/hub.py).
+COURSE_ID = "transformers-course"
+
 
 @dataclass(frozen=True)
 class CourseDir:

@@ -35,14 +35,13 @@ from typing import Iterable
 
 from course import settings
 from staff import nbgrader_cli
-from staff.course_dir import COURSE, CourseDir
+from staff.course_dir import COURSE, COURSE_ID, CourseDir
 from staff.grading import formgrader, gradebook_indexes
 
 #: Where ``make system-packages`` installs configurable-http-proxy (npm), beside the virtualenv.
 PROXY = settings.ROOT / ".venv" / "node" / "node_modules" / ".bin" / "configurable-http-proxy"
 #: The course's hub configuration (staff, authenticator), read by ``jupyterhub -f``.
 CONFIG = settings.ROOT / "jupyterhub_config.py"
-COURSE_ID = "transformers-course"  # nbgrader_config.py's CourseDirectory.course_id
 
 
 def state_dir(course: CourseDir) -> Path:

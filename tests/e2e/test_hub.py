@@ -19,6 +19,7 @@ import os
 import shutil
 import textwrap
 
+import psutil
 import pytest
 from nbgrader.api import Gradebook
 
@@ -74,7 +75,9 @@ def running(course, tmp_path_factory):
         """))
     started = hub.start(course, config, port=free_port(), log=folder / "hub.log")
     yield started, folder / "hub.log"
+    family = psutil.Process(started.process.pid).children(recursive=True)  # the proxy, the formgrader, kernels
     started.stop()
+    assert not [p for p in family if p.is_running() and p.status() != psutil.STATUS_ZOMBIE], "the hub left processes behind"
 
 
 def _sign_up(tab, url: str, user: str) -> None:
