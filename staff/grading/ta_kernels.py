@@ -23,6 +23,7 @@ folder (not the notebook's folder), ``course`` and the data are there, and hidde
 """
 from __future__ import annotations
 
+import asyncio
 import functools
 import json
 import os
@@ -84,8 +85,11 @@ class TAKernelManager(sandbox.SandboxLaunch, ServerKernelManager):
         if self.spec is None and self.scratch is None:  # first start (a restart keeps its sandbox)
             root = Path(self.parent.root_dir)
             if sandboxed(Path(kwargs.get("cwd") or root), root):
+                # The first one probes the sandbox and writes the fixtures view (seconds): in a thread,
+                # so the other TAs' pages are not held up.
+                fixtures = await asyncio.to_thread(_Shared.fixtures_view)
                 self.scratch = scratch.folder("kernel")
-                spec = sandbox.make_spec(self.scratch / "sandbox", _Shared.fixtures_view())
+                spec = sandbox.make_spec(self.scratch / "sandbox", fixtures)
                 spec.memory = settings.current().memory_bytes
                 self.use_sandbox(spec)
                 self.log.info("Kernel for %s starts in the grading sandbox (%s)", kwargs.get("cwd"), self.scratch)
