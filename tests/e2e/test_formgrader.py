@@ -65,6 +65,13 @@ def page(server, browser):
     tab.on("requestfailed", lambda request: request.url.startswith("about:")
            or "ERR_ABORTED" in (request.failure or "")
            or tab.problems.append(f"request failed: {request.url} ({request.failure})"))
+    # Requests under way: leaving JupyterLab while it still fetches its settings makes the server log
+    # a StreamClosedError traceback (the browser hung up), which test_no_server_errors_while_grading
+    # would rightly count; a test that leaves the lab first waits for them (_settle).
+    tab.in_flight = set()
+    tab.on("request", lambda request: tab.in_flight.add(request))
+    tab.on("requestfinished", lambda request: tab.in_flight.discard(request))
+    tab.on("requestfailed", lambda request: tab.in_flight.discard(request))
     tab.goto(running.page("lab"))  # logs in with the token (a cookie for every later page)
     yield tab
     tab.close()
@@ -84,9 +91,21 @@ def shots(tmp_path_factory, request):
     return shoot
 
 
+def _settle(tab, quiet_ms: int = 1000, timeout_ms: int = 60_000) -> None:
+    """Wait until the page has had no request under way for `quiet_ms` (JupyterLab goes on
+    fetching settings and lists after its panels show)."""
+    quiet = waited = 0
+    while quiet < quiet_ms:
+        assert waited < timeout_ms, f"requests still under way: {[r.url for r in tab.in_flight]}"
+        tab.wait_for_timeout(100)
+        waited += 100
+        quiet = 0 if tab.in_flight else quiet + 100
+
+
 def test_jupyterlab_loads_nbgrader_extensions(page, shots):
     page.wait_for_selector("#jp-main-dock-panel", timeout=60_000)
     page.get_by_text("Nbgrader", exact=True).first.wait_for(timeout=30_000)
+    _settle(page)
     shots(page, "1-lab")
 
 
