@@ -244,7 +244,8 @@ def autograde(assignments: list[str] | None = None, course: CourseDir = course_d
                 bar.write(f"autograde: grading on {where}")
                 bundle = cluster.Shared(client, batch.bundle)
                 threads = cluster.kernel_threads(client)
-                bar.write(f"autograde: canary: {canary.on_cluster(client, bundle, batch, course, limits, threads)}")
+                # The students start beside the canary; their results wait here for its verdict.
+                preflight = canary.on_cluster(client, bundle, batch, course, limits, threads)
                 sent: dict = {}
                 finished = as_completed()
 
@@ -270,10 +271,28 @@ def autograde(assignments: list[str] | None = None, course: CourseDir = course_d
                         failure = cluster.failure(error)
                     record(finish(course, item, batch, result, failure))
 
+                announced = []
+
+                def canary_passed(wait: bool) -> bool:  # its verdict, once in; CanaryFailed: nobody is written
+                    if not announced and (wait or preflight.done()):
+                        try:
+                            announced.append(preflight.result())
+                        except canary.CanaryFailed as failed:
+                            beside = sum(1 for future in sent if future.done())
+                            client.cancel(list(sent))  # an existing scheduler would go on running them
+                            raise canary.CanaryFailed(f"{failed} ({beside} submission(s) executed beside the "
+                                                      f"canary were discarded unwritten)") from None
+                        beside = sum(1 for future in sent if future.done())
+                        bar.write(f"autograde: canary: {announced[0]}; {beside} submission(s) executed beside it, "
+                                  f"written now")
+                    return bool(announced)
+
                 for item in itertools.chain([first], pending):
                     submit(item)
-                    for done in finished.next_batch(block=False):  # written as they come, not at the end
-                        write(done)
+                    if canary_passed(wait=False):
+                        for done in finished.next_batch(block=False):  # written as they come, not at the end
+                            write(done)
+                canary_passed(wait=True)
                 for done in finished:
                     write(done)
     finally:

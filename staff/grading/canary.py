@@ -11,6 +11,11 @@ judge as the students' notebooks, once on every machine that has grading workers
 machine share its Python, packages and CPU). Anything short of full marks stops the batch before
 any grade is written, and says which assignment, which machine, which check and what the kernel
 printed. Its cost is printed (the whole solution of each assignment, once per machine).
+
+On a cluster the students' submissions start beside it, at a lower priority: a worker the canary
+does not need (on 128 workers, all but a few) executes students meanwhile instead of idling for the
+canary's longest notebook, and their results wait in the writer, unwritten, for its verdict
+(:class:`Pending`).
 """
 from __future__ import annotations
 
@@ -32,6 +37,8 @@ from staff.grading import judge, worker
 
 #: The name the canary runs under (never a student's: nbgrader's student ids are folder names).
 STUDENT = "(canary)"
+#: Dask runs the canary's tasks before any student's queued beside them (students' are at 0).
+PRIORITY = 10
 
 
 class CanaryFailed(RuntimeError):
@@ -46,7 +53,7 @@ class Report:
 
     def __str__(self) -> str:
         return (f"the instructor's solution got full marks in {self.runs} run(s) on {self.machines} machine(s) "
-                f"before grading anyone ({self.seconds:.0f} s)")
+                f"before any grade was written ({self.seconds:.0f} s)")
 
 
 def imports_this_checkout(python: str = sys.executable) -> None:
@@ -122,19 +129,42 @@ def check(runs: list[tuple[str, str, Callable[[], worker.Result]]], checks: dict
     return Report(len(runs), len({machine for _, machine, _ in runs}), time.monotonic() - start)
 
 
-def on_cluster(client, bundle, batch, course, limits, threads) -> Report:
-    """One run of each assignment's solution on each machine of the cluster (any of its workers);
-    ``bundle`` is the batch's :class:`cluster.Shared` course bundle."""
+class Pending:
+    """The canary's runs under way on the cluster. Students' submissions run beside them (at a
+    lower priority, on workers the canary leaves free), but nothing is written until
+    :meth:`result` has judged every run: a failed canary still grades nobody."""
+
+    def __init__(self, runs, futures: list, checks: dict[str, dict], start: float):
+        self._runs, self._futures, self._checks, self._start = runs, futures, checks, start
+        self._report: Report | None = None
+
+    def done(self) -> bool:
+        """Every run is back (without waiting)."""
+        return self._report is not None or all(future.done() for future in self._futures)
+
+    def result(self) -> Report:
+        """Wait for every run and judge it; raise :class:`CanaryFailed` listing every shortfall."""
+        if self._report is None:
+            self._report = check(self._runs, self._checks, self._start)
+        return self._report
+
+
+def on_cluster(client, bundle, batch, course, limits, threads) -> Pending:
+    """One run of each assignment's solution on each machine of the cluster (any of its workers),
+    started ahead of the students' (a higher priority); ``bundle`` is the batch's
+    :class:`cluster.Shared` course bundle."""
     from concurrent.futures import CancelledError
 
     start = time.monotonic()
     machines = sorted({info.get("host") or address for address, info in client.scheduler_info()["workers"].items()})
+    futures = []
 
     def submit(assignment: str, machine: str):
         task = job(assignment, limits, batch.unsafe, batch.modules(course, assignment))
         where = {"workers": [machine]} if len(machines) > 1 else {}
-        return client.submit(worker.execute, bundle.future, task, threads, pure=False,
-                             key=f"canary-{assignment}-{machine}-{uuid.uuid4().hex[:8]}", **where)
+        futures.append(client.submit(worker.execute, bundle.future, task, threads, pure=False, priority=PRIORITY,
+                                     key=f"canary-{assignment}-{machine}-{uuid.uuid4().hex[:8]}", **where))
+        return futures[-1]
 
     def result(assignment: str, machine: str, future) -> Callable[[], worker.Result]:
         def wait() -> worker.Result:
@@ -149,7 +179,7 @@ def on_cluster(client, bundle, batch, course, limits, threads) -> Report:
         return wait
 
     runs = [(a, m, result(a, m, submit(a, m))) for m in machines for a in sorted(batch.checks)]
-    return check(runs, batch.checks, start)
+    return Pending(runs, futures, batch.checks, start)
 
 
 def here(batch, course, limits) -> Report:

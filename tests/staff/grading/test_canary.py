@@ -30,12 +30,19 @@ def test_a_set_up_that_fails_the_solution_grades_nobody(make_course, samples1, t
     course = make_course("canary")
     from staff.authoring import samples
 
-    samples.submit(samples1["correct_loops"], course)
-    with pytest.raises(canary.CanaryFailed, match=r"01_attention on .*test_softmax_hidden: .*values out of tolerance"):
-        autograde.autograde([ASSIGNMENT], course=course, jobs=1, limits=LIMITS, progress=False)
-    with Gradebook(course.db_url) as gb, pytest.raises(MissingEntry):
-        gb.find_submission(ASSIGNMENT, "correct_loops")
-    assert not (course.autograded / "correct_loops").exists()
+    students = ("correct_loops", "stub", "partial")
+    for student in students:
+        samples.submit(samples1[student], course)
+    # Two workers: the students' submissions execute beside the canary, and are discarded with it.
+    with pytest.raises(canary.CanaryFailed, match=r"01_attention on .*test_softmax_hidden: .*values out of tolerance"
+                                                  r".*\(\d submission\(s\) executed beside the canary were discarded"):
+        autograde.autograde([ASSIGNMENT], course=course, jobs=2, limits=LIMITS, progress=False)
+    with Gradebook(course.db_url) as gb:
+        for student in students:
+            with pytest.raises(MissingEntry):
+                gb.find_submission(ASSIGNMENT, student)
+    assert not any((course.autograded / student).exists() for student in students)
+    assert not autograde.load_status(course)
 
 
 def test_a_virtualenv_installed_from_another_checkout_is_named(tmp_path):
