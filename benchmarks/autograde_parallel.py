@@ -79,6 +79,27 @@ def _project(outcomes, workers: int, students: int = 1000, notebooks: int = 5) -
     print(f"  the single writer saturates at about {cost / writer:.0f} workers ({total * writer / 60:.0f} min)")
 
 
+def _ceiling(alone, together, workers: int) -> dict[str, float]:
+    """What ``workers`` kernels at once can gain over one at a time, from the notebooks' own costs:
+    ``alone`` is a 1-worker run (each kernel has every core, as sequential nbgrader's has),
+    ``together`` a ``workers``-worker run (each kernel its share of the cores). Per assignment,
+    workers x (its mean cost alone) / (its mean cost together); "all" weighs them by how many of
+    its notebooks the batch has. No canary, writer or last-notebook tail in it: a notebook that
+    already keeps every core busy on its own (training) gains little from company, whatever the
+    grader does around it."""
+    ratios, alone_sum, together_sum = {}, 0.0, 0.0
+    for assignment in sorted({o.assignment for o in alone if o.phases}):
+        one = [o.phases["worker"] for o in alone if o.assignment == assignment and o.phases]
+        many = [o.phases["worker"] for o in together if o.assignment == assignment and o.phases]
+        if one and many:
+            ratios[assignment] = workers * statistics.mean(one) / statistics.mean(many)
+            alone_sum += statistics.mean(one) * len(many)
+            together_sum += statistics.mean(many) * len(many)
+    if together_sum:
+        ratios["all"] = workers * alone_sum / together_sum
+    return ratios
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--submissions", type=int, default=32)
@@ -124,6 +145,9 @@ def main(argv: list[str] | None = None) -> int:
             if mine:
                 print(f"    {assignment:<26} {_mean(mine, 'worker'):6.2f} | {sum(_mean(mine, p) for p in WRITER):5.2f}"
                       f"   ({len(mine)} submissions)")
+    ceiling = _ceiling(runs[rows[1][0]], runs[rows[2][0]], args.workers)
+    print(f"\nceiling of {args.workers} kernels at once over one at a time, from these notebooks' costs alone "
+          f"(no canary, writer or tail): " + ", ".join(f"{a} {r:.2f}x" for a, r in ceiling.items()))
     _project(runs[rows[-1][0]], args.workers)
     reference = scores[rows[0][0]]
     same = all(s == reference for s in scores.values())
