@@ -1,5 +1,5 @@
 """Benchmark: `make autograde` (a Dask cluster of sandboxed kernels, judged outside) against plain
-sequential `nbgrader autograde`, on the same submissions, in one run, with identical scores.
+sequential `nbgrader autograde`, on the same submissions, in one run, every sample's expected score required.
 
     python benchmarks/autograde_parallel.py [--submissions 32] [--workers 2]
 
@@ -79,6 +79,11 @@ def _project(outcomes, workers: int, students: int = 1000, notebooks: int = 5) -
     print(f"  the single writer saturates at about {cost / writer:.0f} workers ({total * writer / 60:.0f} min)")
 
 
+def _same(found: float | None, expected: float) -> bool:
+    """Scores as the gradebook sums them (partial credit in floats), equal to 1e-6."""
+    return found is not None and abs(found - expected) <= 1e-6
+
+
 def _ceiling(alone, together, workers: int) -> dict[str, float]:
     """What ``workers`` kernels at once can gain over one at a time, from the notebooks' own costs:
     ``alone`` is a 1-worker run (each kernel has every core, as sequential nbgrader's has),
@@ -149,14 +154,20 @@ def main(argv: list[str] | None = None) -> int:
     print(f"\nceiling of {args.workers} kernels at once over one at a time, from these notebooks' costs alone "
           f"(no canary, writer or tail): " + ", ".join(f"{a} {r:.2f}x" for a, r in ceiling.items()))
     _project(runs[rows[-1][0]], args.workers)
-    reference = scores[rows[0][0]]
-    same = all(s == reference for s in scores.values())
-    print(f"\nidentical scores in all four runs: {'yes' if same else 'NO'}")
-    if not same:
-        for label, found in scores.items():
-            for key in sorted(set(found) | set(reference)):
-                if found.get(key) != reference.get(key):
-                    print(f"  {label}: {key}: {found.get(key)} vs sequential {reference.get(key)}")
+    # nbgrader alone takes each test cell's pass/fail from the kernel (and pays a tampering
+    # notebook); this grader pays partial credit from the judge: its runs must agree with each other
+    # and give every sample its expected score, and where they differ from nbgrader's is printed.
+    expected = {(f"s{number:02d}_{sample.student}", sample.assignment): sample.expected_score
+                for number, sample in enumerate(chosen)}
+    wrong = [(label, key, found.get(key), want) for label, found in scores.items() if label != rows[0][0]
+             for key, want in sorted(expected.items()) if not _same(found.get(key), want)]
+    same = not wrong
+    print(f"\nevery sample's expected score in all three runs of this grader: {'yes' if same else 'NO'}")
+    for label, key, found, want in wrong:
+        print(f"  {label}: {key}: {found} (expected {want})")
+    differ = sorted(k for k in expected if not _same(scores[rows[0][0]].get(k), expected[k]))
+    print(f"sequential nbgrader's own scores differ on {len(differ)} of {n} (no partial credit, the kernel's "
+          f"verdicts): " + ", ".join(f"{k[0]} {scores[rows[0][0]].get(k)} vs {expected[k]}" for k in differ))
     return 0 if same else 1
 
 
