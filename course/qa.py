@@ -32,12 +32,11 @@ from pathlib import Path
 
 import numpy as np
 import torch
-from safetensors.torch import load_file, save_file
 from transformers import AutoTokenizer, DistilBertForQuestionAnswering, PreTrainedTokenizerBase
 
 from course import paths
 from course.env import is_online
-from course.models import MODEL_INPUTS, _offline_distilbert, _quiet, load_tokenizer
+from course.models import MODEL_INPUTS, _quiet, _with_head, load_tokenizer, save_head
 
 #: The question-answering model used online: DistilBERT-base-*cased* distilled on SQuAD 1.1 (87.1 F1
 #: on its dev set). Cased: it comes with its own tokenizer (:func:`load_qa_tokenizer`), not the
@@ -185,23 +184,10 @@ def load_question_answering(
     ``head_path`` by :func:`save_qa_head` (assignment 6's fixtures train one on questions built from
     *The Devil's Dictionary*); without ``head_path`` the head keeps transformers' initialisation.
     """
-    _quiet()
-    if is_online():
-        return DistilBertForQuestionAnswering.from_pretrained(
-            HUB_QA_MODEL, dtype=dtype, attn_implementation=attn_implementation
-        ).eval()
-    if head_path is not None and not Path(head_path).is_file():
-        raise FileNotFoundError(f"Question-answering head {head_path} not found: run `make fixtures` to create it.")
-    model = _offline_distilbert(DistilBertForQuestionAnswering, dtype, attn_implementation)
-    if head_path is not None:
-        head = load_file(Path(head_path))
-        if sorted(head) != sorted(QA_HEAD_KEYS):
-            raise KeyError(f"{head_path} holds keys {sorted(head)}, expected exactly {list(QA_HEAD_KEYS)}.")
-        model.load_state_dict({k: v.to(dtype) for k, v in head.items()}, strict=False)
-    return model.eval()
+    return _with_head(DistilBertForQuestionAnswering, HUB_QA_MODEL, head_path, QA_HEAD_KEYS,
+                      "Question-answering head", dtype, attn_implementation)
 
 
 def save_qa_head(model: DistilBertForQuestionAnswering, path: Path) -> None:
     """Save only the question-answering head (:data:`QA_HEAD_KEYS`, float32): 770 numbers offline."""
-    state = model.state_dict()
-    save_file({k: state[k].detach().float().contiguous() for k in QA_HEAD_KEYS}, str(path))
+    save_head(model, QA_HEAD_KEYS, path)
