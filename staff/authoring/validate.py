@@ -39,7 +39,7 @@ def _first_line(cell_source: str) -> str:
 
 def grading_problems(notebook: Path) -> list[str]:
     """Points that would not be paid by the judge for a value the kernel never had."""
-    from staff.grading import judge
+    from staff.grading import cell_checks
 
     nb = nbformat.read(notebook, as_version=4)
     problems = []
@@ -54,8 +54,8 @@ def grading_problems(notebook: Path) -> list[str]:
             problems.append(f"test cell {meta['grade_id']} has points but is not a hidden test: visible checks are for "
                             f"learning, their points belong to the hidden tests of the same exercise")
     try:
-        judge.load_checks(notebook.parent.name, settings.current().fixtures, nb)
-    except judge.ChecksUnavailable as error:
+        cell_checks.load_checks(notebook.parent.name, settings.current().fixtures, nb)
+    except cell_checks.ChecksUnavailable as error:
         problems.append(str(error))
     return problems
 

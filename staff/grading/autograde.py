@@ -46,7 +46,7 @@ def submissions(course: CourseDir, assignments: list[str], students: list[str] |
             if p.is_dir() and (not students or p.parent.name in students)]
 
 
-def _prepare(course: CourseDir, student: str, assignment: str, released) -> Outcome | tuple:
+def _prepare(course: CourseDir, student: str, assignment: str, released, hidden=frozenset()) -> Outcome | tuple:
     """Read, repair and scan one submission: ``(notebook, repairs, flags)``, or an Outcome only if
     it cannot be graded."""
     path = course.submitted / student / assignment / f"{assignment}.ipynb"
@@ -64,7 +64,7 @@ def _prepare(course: CourseDir, student: str, assignment: str, released) -> Outc
         if not original.exists():  # keep the very first version the student handed in
             shutil.copy2(path, original)
         nbformat.write(fixed, path)
-    return fixed, repairs, integrity.scan(fixed)
+    return fixed, repairs, integrity.scan(fixed, released, hidden)
 
 def _judge(batch: Batch, assignment: str, result: worker.Result) -> dict[str, judge.Verdict] | None:
     """The judge's verdict on each test cell of a run (None when there is no executed notebook).
@@ -77,8 +77,12 @@ def _judge(batch: Batch, assignment: str, result: worker.Result) -> dict[str, ju
     return judge.judge_notebook(result.records, specs, batch.fixtures)
 
 
-def _distrusted(result: worker.Result) -> tuple[str, str] | None:
+def _distrusted(result: worker.Result, judged: dict[str, judge.Verdict]) -> tuple[str, str] | None:
     """A status for a run whose kernel tampered with its records or the shell's hooks."""
+    foreign = [f"{cell}: {v.foreign}" for cell, v in judged.items() if v.foreign]
+    if foreign:  # only code running inside a test cell (the submission's, called by it) writes those
+        return "flagged", ("for manual review: test cells recorded checks their tests do not make, so they score 0 ("
+                           + "; ".join(foreign) + ")")[:400]
     if result.bad_records:
         return "flagged", f"for manual review: the kernel's records were rejected ({result.bad_records}); its judged cells score 0"
     if result.guard:  # defence in depth (cells.py): the guard put the shell's hooks back before these cells
@@ -103,7 +107,8 @@ class Ready:
 def ready(course: CourseDir, student: str, assignment: str, limits: Limits, batch: Batch,
           threads: int | None = None) -> Outcome | Ready:
     start = time.monotonic()
-    prepared = _prepare(course, student, assignment, batch.released(course, assignment))
+    prepared = _prepare(course, student, assignment, batch.released(course, assignment),
+                        batch.hidden.get(assignment, frozenset()))
     if isinstance(prepared, Outcome):
         return prepared
     nb, repairs, flags = prepared
@@ -139,7 +144,7 @@ def finish(course: CourseDir, item: Ready, batch: Batch, result: worker.Result |
     phases["gradebook"] = round(time.monotonic() - mark, 2)
     if verdict is None and logged and not isinstance(executed, str):
         verdict = "kernel died", logged.strip().splitlines()[-1][:200]
-    distrusted = _distrusted(result) if judged is not None else None
+    distrusted = _distrusted(result, judged) if judged is not None else None
     if distrusted and verdict is None:
         verdict = distrusted[0], "; ".join([distrusted[1], *item.flags])[:600]
     if verdict is None:

@@ -13,7 +13,7 @@ import nbformat
 from course import settings
 from staff import course_dir
 from staff.course_dir import CourseDir
-from staff.grading import canary, judge, sandbox, scratch, worker
+from staff.grading import canary, cell_checks, integrity, judge, sandbox, scratch, worker
 
 
 @dataclass
@@ -44,9 +44,11 @@ class Batch:
         self.folder.chmod(0o755)
         fixtures = settings.current().fixtures
         self.checks: dict[str, dict] = {}
+        self.hidden: dict[str, frozenset[str]] = {}  # what the hidden tests define: the scan's
         for assignment in assignments:  # no judge file, or an out-of-date one: nobody is graded
             source = nbformat.read(course_dir.source_notebook(assignment), as_version=4)
-            self.checks[assignment] = judge.load_checks(assignment, fixtures, source)
+            self.checks[assignment] = cell_checks.load_checks(assignment, fixtures, source)
+            self.hidden[assignment] = integrity.hidden_names(source)
         self.fixtures = judge.Fixtures(fixtures)  # the trusted ones, expected outputs included: the judge's
         self.bundle = worker.Bundle.pack(sandbox.fixtures_view(self.folder / "fixtures", fixtures))
         shutil.rmtree(self.folder / "fixtures")  # it lives on in the bundle

@@ -7,22 +7,25 @@ process that never runs student code, reads those records (safetensors only, no 
 limits, no symlinks) and compares them with the trusted fixtures using the same comparison
 functions and messages as the visible checks.
 
-What a cell must record comes from the instructor's own solution: :func:`build_checks` runs the
-source notebook in the same sandbox and keeps, per test cell, the list of checks it made (kind,
-tolerance, which fixture value it compares with). A student's cell passes when it made exactly
-those checks, each within its tolerance, against the same fixture values. Its points split over
+What a cell must record comes from the instructor's own solution (:mod:`cell_checks`: per test
+cell, the checks its run made: kind, label, tolerance, which fixture value each compares with, and
+the instructor's value where the cell computes its own expected value). A student's cell passes
+when it made exactly those checks, each within its tolerance, against the same trusted values.
+Records that are not those checks (another label, kind or value compared with, or more of them)
+were written by code the test called, not by the test: the whole cell fails and the submission is
+flagged (``Verdict.foreign``). Its points split over
 its checks against withheld values, by each check's ``weight`` (equal unless the check says
 otherwise): a cell that gets three of four cases right earns three quarters, and each check's
 result comes with a reason that names the case and the kind of failure, never an expected value
 (:class:`Verdict`; :mod:`points` writes the points into nbgrader's gradebook and the reasons into
-the graded notebook). Checks against a value the cell computed itself (a sentence alone vs in a
-batch) or a shape are conditions: they pay nothing, and a failed one costs the cell as much as a
-failed check of the same weight. A check the cell never reached (it stopped at an error) fails as
+the graded notebook). Checks against a value the cell computed itself (a literal mask, a shape) are
+conditions, compared with the instructor's value: they pay nothing, and a failed one costs the cell
+as much as a failed check of the same weight. A check the cell never reached (it stopped at an error) fails as
 "not recorded"; more records than the instructor's run made fail the whole cell.
 Which cell wrote a record is fixed from outside the kernel: the runner opens a records folder
 for each graded test cell only while it runs (:mod:`cells`). A cell pays points only when at least
 one of its checks compares with a *hidden* fixture value the kernel never had (public fixtures
-ship to students; values the kernel computed could be forged); :func:`build_checks` refuses any
+ship to students; values the kernel computed could be forged); ``make fixtures`` refuses any
 graded cell that would not, and any cell declared to be decided in the kernel.
 """
 from __future__ import annotations
@@ -39,12 +42,16 @@ from safetensors.numpy import load_file
 
 from course import checks
 from course.record import MAX_RECORD_BYTES, decode_index
-from staff.grading.cells import INDEX, graded_test
+from staff.grading.cells import INDEX
 
 #: Limits on what a kernel may hand over: more is a failed cell, never a crash of the grader.
 MAX_RECORDS, MAX_TOTAL_BYTES = 20_000, 512 * 2**20
 NUMERIC = {np.dtype(t) for t in ("bool", "int8", "int16", "int32", "int64", "uint8", "float16", "float32", "float64")}
-KINDS = {"close", "equal", "rows", "shape", "perplexity", "accuracy"}
+KINDS = {"close", "equal", "rows", "shape", "perplexity", "accuracy", "best_accuracy", "parity", "progress"}
+#: Prerequisites of their cell (:func:`course.checks.check_parity`, :func:`~course.checks.check_progress`): they
+#: pay nothing, and when one fails the whole cell pays nothing (a trained model's answers count only if
+#: they come from its parameters; a training loop's bookkeeping only if it trained).
+GATES = {"parity", "progress"}
 
 
 @dataclass
@@ -60,10 +67,6 @@ class Record:
     def spec(self) -> dict:
         """What the instructor's run says this check is (the trusted part of a record)."""
         return {"kind": self.kind, "label": self.label, "ref": self.ref, "index": self.index, **self.tolerance}
-
-
-class ChecksUnavailable(RuntimeError):
-    """No trustworthy record of what an assignment's test cells check: grading must not start."""
 
 
 class BadRecords(ValueError):
@@ -122,13 +125,6 @@ def read_cells(taken: Path) -> tuple[dict[str, list[Record]], dict[str, str]]:
     return cells, {str(k): str(v)[:300] for k, v in index.get("guard", {}).items()}
 
 
-def _graded_tests(nb):
-    for cell in nb.cells:
-        grade_id = graded_test(cell)
-        if grade_id is not None:
-            yield grade_id, cell
-
-
 class Fixtures:
     """The trusted fixtures (expected outputs included), loaded once per file."""
 
@@ -146,19 +142,25 @@ class Fixtures:
         return value
 
 
+class Foreign(AssertionError):
+    """A record that is not the check the instructor's run made in its place: written by other code."""
+
+
 def _compare(spec: dict, rec: Record, fixtures: Fixtures) -> None:
     """Raise AssertionError (with the checks' own message) unless the record passes ``spec``."""
     label = spec["label"]
-    if rec.kind != spec["kind"] or rec.ref != spec["ref"] or rec.index != spec["index"]:
-        raise AssertionError(f"{label}: the cell did not make this check (found {rec.kind} {rec.label!r})")
+    if (rec.kind, rec.ref, rec.index, rec.label) != (spec["kind"], spec["ref"], spec["index"], label):
+        raise Foreign(f"{label}: the cell did not make this check (found {rec.kind} {rec.label[:80]!r})")
     if rec.got is None:
         raise AssertionError(f"{label}: nothing was recorded")
     if spec["ref"]:
         expected = fixtures.value(spec["ref"], spec["index"])
-    elif rec.expected is not None or spec["kind"] == "rows":
-        expected = rec.expected
+    elif "expected" in spec:  # from the instructor's run: a record's own expected value is the kernel's word
+        expected = np.asarray(spec["expected"], dtype=spec["expected_dtype"])
+    elif spec["kind"] == "rows":
+        expected = None
     else:
-        raise AssertionError(f"{label}: the record has no expected value")
+        raise AssertionError(f"{label}: the judge has no expected value for this check (run `make fixtures`)")
     if spec["kind"] == "close":
         checks.compare_close(label, rec.got, expected, spec["atol"], spec["rtol"], reveal=False)
     elif spec["kind"] == "equal":
@@ -167,6 +169,12 @@ def _compare(spec: dict, rec: Record, fixtures: Fixtures) -> None:
         checks.compare_perplexity(label, rec.got, expected, spec["limit"], spec["atol"])
     elif spec["kind"] == "accuracy":
         checks.compare_accuracy(label, rec.got, expected, spec["minimum"])
+    elif spec["kind"] == "best_accuracy":
+        checks.compare_best_accuracy(label, rec.got, expected, spec["minimum"])
+    elif spec["kind"] == "parity":
+        checks.compare_close(label, rec.got, expected, spec["atol"], spec["rtol"], reveal=False)
+    elif spec["kind"] == "progress":
+        checks.compare_progress(label, rec.got, expected, spec["limit"])
     elif spec["kind"] == "shape":
         if tuple(rec.got.tolist()) != tuple(np.asarray(expected).tolist()):
             raise AssertionError(f"{label}: expected shape {tuple(expected.tolist())}, got {tuple(rec.got.tolist())}")
@@ -178,7 +186,7 @@ def withheld(spec: dict) -> bool:
     """A check of values against a hidden fixture value the kernel never had (the only kind that
     pays points: public fixtures ship to students, values the kernel computed could be forged, and
     a shape or a sum of rows could be guessed from the inputs)."""
-    return spec["kind"] in ("close", "equal", "perplexity", "accuracy") and str(spec.get("ref") or "").startswith("hidden/")
+    return spec["kind"] in ("close", "equal", "perplexity", "accuracy", "best_accuracy") and str(spec.get("ref") or "").startswith("hidden/")
 
 
 @dataclass
@@ -190,6 +198,7 @@ class Check:
     weight: float
     paid: bool
     reason: str | None
+    gate: bool = False  # a prerequisite (GATES): failed, the whole cell pays nothing
 
 
 @dataclass
@@ -198,13 +207,14 @@ class Verdict:
 
     checks: list[Check]
     problem: str | None = None
+    foreign: str | None = None  # records the cell's own checks did not make: why (for a person)
 
     @property
     def fraction(self) -> float:
         """The share of the cell's points earned: passed withheld checks' weight, less failed
-        conditions' weight, over all withheld checks' weight."""
+        conditions' weight, over all withheld checks' weight; nothing when a prerequisite (GATES) failed."""
         paid = sum(c.weight for c in self.checks if c.paid)
-        if self.problem or not paid:
+        if self.problem or not paid or any(c.gate and c.reason is not None for c in self.checks):
             return 0.0
         earned = sum(c.weight for c in self.checks if c.reason is None and c.paid)
         earned -= sum(c.weight for c in self.checks if c.reason is not None and not c.paid)
@@ -224,7 +234,8 @@ def verdict(specs: list[dict], records: list[Record], fixtures: Fixtures) -> Ver
     if not any(withheld(spec) for spec in specs):
         return Verdict([], "this test compares with no withheld value, so it cannot pay points (run `make fixtures`)")
     if len(records) > len(specs):
-        return Verdict([], f"the cell recorded {len(records)} checks, the tests make {len(specs)}")
+        why = f"the cell recorded {len(records)} checks, its tests make {len(specs)}"
+        return Verdict([], why, foreign=why)
     if not records:
         return Verdict([Check(s["label"], float(s.get("weight", 1.0)), withheld(s), f"{s['label']}: not recorded")
                         for s in specs],
@@ -238,44 +249,17 @@ def verdict(specs: list[dict], records: list[Record], fixtures: Fixtures) -> Ver
         else:
             try:
                 _compare(spec, records[i], fixtures)
+            except Foreign as error:  # not this cell's checks: none of its records can be trusted
+                why = f"check {i + 1} of {len(specs)}: {error}"
+                return Verdict([Check(s["label"], float(s.get("weight", 1.0)), withheld(s), why) for s in specs],
+                               f"its records are not the checks its tests make ({why})", foreign=why)
             except AssertionError as error:
                 reason = str(error)
             except Exception as error:  # a malformed record must fail the check, not the grader
                 reason = f"{spec['label']}: cannot be compared ({type(error).__name__}: {str(error)[:120]})"
-        results.append(Check(spec["label"], float(spec.get("weight", 1.0)), withheld(spec), reason))
+        results.append(Check(spec["label"], float(spec.get("weight", 1.0)), withheld(spec), reason,
+                             gate=spec["kind"] in GATES))
     return Verdict(results)
-
-
-# ---- the instructor's checks ------------------------------------------------------------------
-
-def checks_file(assignment: str, fixtures_root: Path) -> Path:
-    return fixtures_root / "judge" / f"{assignment}.json"
-
-
-def source_digest(nb) -> str:
-    """SHA-256 of a notebook's code (what its test cells check depends on nothing else but fixtures)."""
-    import hashlib
-
-    code = "\n\x00".join(c.source for c in nb.cells if c.cell_type == "code")
-    return hashlib.sha256(code.encode()).hexdigest()
-
-
-def load_checks(assignment: str, fixtures_root: Path, source_nb=None) -> dict[str, list[dict]]:
-    """The checks each test cell must make; with ``source_nb``, refuse them if that code changed since."""
-    path = checks_file(assignment, fixtures_root)
-    if not path.is_file():
-        raise ChecksUnavailable(f"{path} is missing: run `make fixtures` (it records what each test cell checks, "
-                                f"and every point is paid by the judge: without it nobody can be graded)")
-    data = json.loads(path.read_text())
-    if source_nb is not None and data["source_sha256"] != source_digest(source_nb):
-        raise ChecksUnavailable(f"{path} is out of date: the code of source/{assignment} changed since it was built; "
-                         f"run `python -m staff fixtures {assignment}` and commit it")
-    return data["cells"]
-
-
-def specs_from_run(nb, records: dict[str, list[Record]]) -> dict[str, list[dict]]:
-    """Per graded test cell of an executed (instructor) notebook, the checks it made."""
-    return {grade_id: [r.spec() for r in records.get(grade_id, [])] for grade_id, _ in _graded_tests(nb)}
 
 
 def judge_notebook(records: dict[str, list[Record]], specs: dict[str, list[dict]],
@@ -283,47 +267,3 @@ def judge_notebook(records: dict[str, list[Record]], specs: dict[str, list[dict]
     """{grade_id: :class:`Verdict`} for every graded test cell, from the records the runner took
     from each cell while it ran (``records``: grade id -> records)."""
     return {grade_id: verdict(cell_specs, records.get(grade_id, []), fixtures) for grade_id, cell_specs in specs.items()}
-
-
-def unpaid_cells(specs: dict[str, list[dict]]) -> list[str]:
-    """Graded test cells whose points would not rest on a withheld value (none, after ``make fixtures``)."""
-    return [grade_id for grade_id, cell_specs in specs.items() if not any(withheld(s) for s in cell_specs)]
-
-
-def build_checks(assignment: str, fixtures_root: Path, timeout: int = 900) -> dict[str, list[dict]]:
-    """Run the instructor's source notebook in the sandbox and save what each test cell checks
-    (``fixtures/judge/<assignment>.json``); fails if the solution itself does not pass."""
-    import tempfile
-
-    import nbformat
-
-    from staff import course_dir
-    from staff.grading import sandbox
-
-    nb = nbformat.read(course_dir.source_notebook(assignment), as_version=4)
-    with tempfile.TemporaryDirectory(prefix="course-checks-") as folder:
-        view = sandbox.fixtures_view(Path(folder) / "fixtures", fixtures_root)
-        records = read_cells(sandbox.execute(nb, Path(folder) / "scratch", view, timeout))[0]
-    problems = [f"cell {c.metadata.get('nbgrader', {}).get('grade_id', c.get('id'))}: {o['ename']}: {o['evalue'][:200]}"
-                for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", []) if o.get("output_type") == "error"]
-    specs = specs_from_run(nb, records)
-    problems += [f"{grade_id}: its points would not rest on a value the kernel never had: compare at least one "
-                 f"result with a hidden fixture value listed in the recipe's OUTPUTS (visible checks carry no points)"
-                 for grade_id in unpaid_cells(specs)]
-    problems += [f"{grade_id}: declared `course.in_kernel`: no cell may be decided in the kernel; judge it on recorded "
-                 f"values against withheld ones, or make it an ungraded visible check"
-                 for grade_id, c in _graded_tests(nb) if c.metadata.get("course", {}).get("in_kernel")]
-    verdicts = judge_notebook(records, specs, Fixtures(fixtures_root))
-    problems += [f"{grade_id}: the solution fails its own check: {v.reason}" for grade_id, v in verdicts.items()
-                 if v.reason and grade_id not in unpaid_cells(specs)]
-    problems += [f"{grade_id}: {s['label']}: weight {s['weight']!r} (a check's weight is a positive number)"
-                 for grade_id, cell_specs in specs.items() for s in cell_specs
-                 if not 0 < s.get("weight", 1.0) < float("inf")]
-    if problems:
-        raise AssertionError(f"{assignment}: " + "; ".join(problems))
-    path = checks_file(assignment, fixtures_root)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps({"source_sha256": source_digest(nbformat.read(course_dir.source_notebook(assignment),
-                                                                              as_version=4)),
-                                "cells": specs}, indent=1, sort_keys=True) + "\n")
-    return specs

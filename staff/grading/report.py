@@ -77,16 +77,16 @@ def trust_notes(assignments: list[str] | None = None) -> str:
     """Which test cells' points do not come from a comparison with a withheld fixture value
     (empty: `make fixtures` refuses such cells; an out-of-date judge file would show them here)."""
     from course import settings
-    from staff.grading import judge
+    from staff.grading import cell_checks
 
     lines = []
     for assignment in assignments or course_dir.assignments():
         try:
-            specs = judge.load_checks(assignment, settings.current().fixtures)
-        except judge.ChecksUnavailable as error:
+            specs = cell_checks.load_checks(assignment, settings.current().fixtures)
+        except cell_checks.ChecksUnavailable as error:
             lines.append(f"{assignment}: {error}")
             continue
-        cells = judge.unpaid_cells(specs)
+        cells = cell_checks.unpaid_cells(specs)
         if cells:
             lines.append(f"{assignment}: test cells whose points a kernel could influence (no withheld value): "
                          f"{', '.join(cells)}")

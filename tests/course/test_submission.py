@@ -213,8 +213,8 @@ def test_the_cell_passes_the_graders_integrity_scan():
     source = submission.cell_source(A)
     assert integrity.scan_source(source) == []
     nb = nbformat.reads(json.dumps(RELEASED), as_version=4)
-    nb.cells.append(nbformat.v4.new_code_cell(source))  # unlocked (metadata stripped): scanned too
-    assert integrity.scan(nb) == []
+    nb.cells.append(nbformat.v4.new_code_cell(source))  # no grade id (metadata stripped): scanned too
+    assert integrity.scan(nb, nbformat.reads(json.dumps(RELEASED), as_version=4)) == []
 
 
 @pytest.mark.notebooks

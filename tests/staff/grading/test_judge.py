@@ -12,7 +12,7 @@ from safetensors.numpy import save_file
 from course import record
 from course.settings import ROOT
 from staff import course_dir
-from staff.grading import judge
+from staff.grading import cell_checks, cells, judge
 
 SPEC = {"kind": "close", "label": "softmax(x)", "ref": "hidden/01_attention/softmax:0.expected", "index": [],
         "atol": 1e-8, "rtol": 1e-5}
@@ -91,10 +91,10 @@ def test_every_graded_test_cell_pays_only_for_a_withheld_value(assignment):
     from staff.authoring import recipes
 
     source = nbformat.read(course_dir.source_notebook(assignment), as_version=4)
-    specs = judge.load_checks(assignment, ROOT / "fixtures", source)  # raises when out of date
-    graded = {c.metadata["nbgrader"]["grade_id"]: c for c in source.cells if judge.graded_test(c)}
+    specs = cell_checks.load_checks(assignment, ROOT / "fixtures", source)  # raises when out of date
+    graded = {c.metadata["nbgrader"]["grade_id"]: c for c in source.cells if cells.graded_test(c)}
     assert graded and set(specs) == set(graded)
-    assert judge.unpaid_cells(specs) == []
+    assert cell_checks.unpaid_cells(specs) == []
     for grade_id, cell in graded.items():
         assert "### BEGIN HIDDEN TESTS" in cell.source, f"{grade_id}: a graded cell that is not hidden"
         assert not cell.metadata.get("course", {}).get("in_kernel"), grade_id
@@ -149,14 +149,14 @@ def test_the_report_lists_no_test_cell_whose_points_a_kernel_could_influence():
 def test_grading_stops_before_anyone_without_a_record_of_the_checks(tmp_path):
     """Every point is paid by the judge: with no judge file (or one older than the notebook's
     code), nobody is graded, and the message says how to fix it."""
-    with pytest.raises(judge.ChecksUnavailable, match="make fixtures"):
-        judge.load_checks("01_attention", tmp_path)
+    with pytest.raises(cell_checks.ChecksUnavailable, match="make fixtures"):
+        cell_checks.load_checks("01_attention", tmp_path)
     source = nbformat.read(course_dir.source_notebook("01_attention"), as_version=4)
     source.cells[-1].source += "\n"
     if source.cells[-1].cell_type != "code":
         source.cells.append(nbformat.v4.new_code_cell("pass"))
-    with pytest.raises(judge.ChecksUnavailable, match="out of date"):
-        judge.load_checks("01_attention", ROOT / "fixtures", source)
+    with pytest.raises(cell_checks.ChecksUnavailable, match="out of date"):
+        cell_checks.load_checks("01_attention", ROOT / "fixtures", source)
 
 
 def _specs(n, weights=None):
