@@ -110,8 +110,9 @@ def reference_order_problems(nb) -> list[str]:
     The student's names are what the answer cells define; a part's graded test is the first graded
     test cell after its answer cell. A reference is a function or class named ``reference_<name>``
     or ``Reference<Name>`` (the course's convention), standing for every student name that contains
-    ``<name>``. It may sit in its own part's test cell only after that cell's last statement that
-    runs student code, and never in an earlier cell."""
+    ``<name>``. It belongs in a later cell than its part's graded test (the start of the first one
+    that uses it); in that test cell itself only after the last statement that runs student code,
+    and only if no later cell needs it (a failing student function would stop the cell first)."""
     part_of: dict[str, int] = {}  # student name -> index of its graded test cell
     pending: list[str] = []
     cells = [c for c in nb.cells if c.cell_type == "code"]
@@ -138,7 +139,11 @@ def reference_order_problems(nb) -> list[str]:
                 if part_of[name] > index or (part_of[name] == index and position < last_use):
                     problems.append(f"{grade_id}: defines {node.name} (a reference of {name}) before the student's "
                                     f"{name} has been run by its own graded test: the student's code could call it; "
-                                    f"define it after the cell's last call of student code")
+                                    f"define it in a later cell")
+                elif part_of[name] == index and any(node.name in later.source for later in cells[index + 1:]):
+                    problems.append(f"{grade_id}: defines {node.name} (a reference of {name}), which later cells use, "
+                                    f"after the student's code: when that code fails, it is never defined and the "
+                                    f"later parts lose their points too; define it at the start of the next cell")
     return problems
 
 

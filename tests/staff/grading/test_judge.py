@@ -219,3 +219,60 @@ def test_the_judges_output_is_the_only_one_marked_as_its_own(records):
     assert judged["data"]["text/plain"].startswith("Judged outside the kernel: 2 of 4 points, 1 of 2 checks passed.")
     assert judged["metadata"][points.MARK]["lines"] == ["✓ case 0", "✗ case 1: not recorded (the cell stopped "
                                                         "after 1 of 2 checks, at an error)"]
+
+
+def _notebook(*cells):
+    """A notebook of (kind, source) cells: "answer" (solution), "test" (graded hidden test), "code"."""
+    made = []
+    for index, (kind, source) in enumerate(cells):
+        meta = {"answer": {"solution": True, "grade": False, "grade_id": f"answer{index}"},
+                "test": {"solution": False, "grade": True, "points": 1, "grade_id": f"test{index}"},
+                "code": {}}[kind]
+        made.append(nbformat.v4.new_code_cell(source, metadata={"nbgrader": meta} if meta else {}))
+    return nbformat.v4.new_notebook(cells=made)
+
+
+def test_make_fixtures_refuses_a_reference_in_the_kernel_before_its_part_was_graded():
+    honest = _notebook(("answer", "def softmax(x): ..."),
+                       ("test", "### BEGIN HIDDEN TESTS\ncheck(softmax(1))\n### END HIDDEN TESTS"),
+                       ("answer", "def apply_attention(x): ..."),
+                       ("test", "def reference_softmax(x): ...\n\nwith substituted(globals(), softmax=reference_softmax):"
+                                "\n    check(apply_attention(1))"))
+    assert cell_checks.reference_order_problems(honest) == []
+    before_the_call = _notebook(("answer", "def apply_attention(x): ..."),
+                                ("test", "def reference_attention(x): ...\n\ncheck(apply_attention(1))"))
+    assert "defines reference_attention (a reference of apply_attention) before" in \
+        cell_checks.reference_order_problems(before_the_call)[0]
+    a_cell_too_early = _notebook(("answer", "def softmax(x): ..."), ("code", "x = 1"),
+                                 ("test", "class ReferenceSoftmax: ...\n\ncheck(1)"),
+                                 ("answer", "class Softmax: ..."), ("test", "check(Softmax())"))
+    assert "ReferenceSoftmax (a reference of Softmax)" in cell_checks.reference_order_problems(a_cell_too_early)[0]
+    needed_later = _notebook(("answer", "def softmax(x): ..."),
+                             ("test", "check(softmax(1))\n\ndef reference_softmax(x): ..."),
+                             ("test", "with substituted(globals(), softmax=reference_softmax): pass"))
+    assert "which later cells use" in cell_checks.reference_order_problems(needed_later)[0]
+
+
+def _spec_record(label, got, expected, kind="close"):
+    return judge.Record(kind, label, None, [], {"atol": 0.0, "rtol": 0.0}, np.asarray(got), np.asarray(expected))
+
+
+def test_a_condition_is_judged_against_the_instructors_value_not_the_records_own():
+    spec = cell_checks._spec(_spec_record("causal_mask(3)", np.tril(np.ones((3, 3))), np.tril(np.ones((3, 3)))))
+    paid = dict(SPEC, label="softmax(x)")
+    fixtures = judge.Fixtures(ROOT / "fixtures")
+    good = judge.Record("close", "softmax(x)", SPEC["ref"], [], {"atol": 1e-8, "rtol": 1e-5}, expected(), None)
+    forged = _spec_record("causal_mask(3)", np.zeros((3, 3)), np.zeros((3, 3)))  # "passes" by its own word
+    verdict = judge.verdict([spec, paid], [forged, good], fixtures)
+    assert verdict.checks[0].reason is not None and verdict.fraction == 0.0 and verdict.foreign is None
+
+
+def test_records_the_cells_checks_did_not_make_fail_the_cell_and_say_so():
+    fixtures = judge.Fixtures(ROOT / "fixtures")
+    good = judge.Record("close", "softmax(x)", SPEC["ref"], [], {"atol": 1e-8, "rtol": 1e-5}, expected(), None)
+    other = judge.Record("close", "something else", SPEC["ref"], [], {"atol": 1e-8, "rtol": 1e-5}, expected(), None)
+    verdict = judge.verdict([SPEC, SPEC], [other, good], fixtures)
+    assert verdict.fraction == 0.0 and "check 1 of 2" in verdict.foreign and "something else" in verdict.problem
+    verdict = judge.verdict([SPEC], [good, good], fixtures)
+    assert verdict.fraction == 0.0 and "recorded 2 checks, its tests make 1" in verdict.foreign
+    assert judge.verdict([SPEC, SPEC], [good], fixtures).foreign is None  # stopped at an error: not foreign
