@@ -32,6 +32,7 @@ _abs = np.abs
 _isfinite = np.isfinite
 _argmax = np.argmax
 _unravel = np.unravel_index
+_norm = np.linalg.norm
 
 
 def to_numpy(value: Any) -> np.ndarray:
@@ -240,6 +241,74 @@ def compare_accuracy(name: str, predictions: Any, labels: Any, minimum: float) -
     accuracy = right / max(1, want.size)
     if not accuracy >= minimum:
         raise AssertionError(f"{name}: accuracy {accuracy:.1%} ({right} of {want.size}); it must be at least {minimum:.0%}")
+
+
+def check_best_accuracy(name: str, predictions: Any, labels: Any, minimum: float, weight: float = 1.0) -> None:
+    """Like :func:`check_accuracy` for each row of ``predictions`` ``(k, n)`` (k alternatives, e.g. one
+    per layer) against ``labels`` ``(n,)``: passes when the best row's share right is at least ``minimum``."""
+    got = check_type(name, predictions)
+    if isinstance(labels, Withheld):
+        record.write("best_accuracy", name, got, labels, minimum=minimum, **_weight(weight))
+        return
+    want = check_type(f"{name} (labels)", labels)
+    record.write("best_accuracy", name, got, want, minimum=minimum, **_weight(weight))
+    compare_best_accuracy(name, got, want, minimum)
+
+
+def compare_best_accuracy(name: str, predictions: Any, labels: Any, minimum: float) -> None:
+    want = to_numpy(labels)
+    got = check_type(name, predictions)
+    if got.ndim != want.ndim + 1 or got.shape[1:] != want.shape or not len(got):
+        raise AssertionError(f"{name}: expected predictions of shape (alternatives, *{want.shape}), got {got.shape}")
+    if not np.issubdtype(got.dtype, np.integer):
+        raise AssertionError(f"{name}: predictions must be class ids (integers), got {got.dtype}")
+    rights = [int((row == want).sum()) for row in got]
+    best = int(_argmax(rights))
+    accuracy = rights[best] / max(1, want.size)
+    if not accuracy >= minimum:
+        raise AssertionError(f"{name}: the best of {len(got)} ({best}) gets {accuracy:.1%} ({rights[best]} of {want.size}); "
+                             f"it must be at least {minimum:.0%}")
+
+
+def check_parity(name: str, value: Any, expected: Any, atol: float = 1e-5, rtol: float = 1e-5) -> None:
+    """A prerequisite of its test cell, compared as :func:`check_close`: where a *trained* model is
+    graded, the test first loads weights of its own into a fresh module of the student's class and
+    compares what that module computes (logits, not only their argmax) with what the course's
+    solution computes with those weights. Only then do the answers graded next come from the
+    module's parameters; a module that looks them up elsewhere fails here. Pays nothing itself;
+    when it fails the judge pays nothing for the whole cell."""
+    want = _record_against("parity", name, value, expected, atol=atol, rtol=rtol)
+    if want is None:
+        return
+    compare_close(name, value, want, atol, rtol)
+
+
+def check_progress(name: str, value: Any, expected: Any, limit: float = 0.5) -> None:
+    """A prerequisite of its test cell: parameters ``value`` (all of a model's, flattened) that were
+    trained moved from where training started towards where the course's loop ends. ``expected`` is
+    ``(2, n)``: the start and the end; the distance left, ``|value - end|``, must be at most ``limit``
+    times the whole way, ``|start - end|``. A loop that trains nothing fails it; pays nothing itself,
+    and when it fails the judge pays nothing for the whole cell."""
+    got = check_type(name, value)
+    if isinstance(expected, Withheld):
+        record.write("progress", name, got, expected, limit=limit)
+        return
+    want = check_type(f"{name} (start and end)", expected)
+    record.write("progress", name, got, want, limit=limit)
+    compare_progress(name, got, want, limit)
+
+
+def compare_progress(name: str, value: Any, expected: Any, limit: float) -> None:
+    start, end = to_numpy(expected).astype(np.float64)
+    got = _shape(name, value, start.shape).astype(np.float64)
+    if not _isfinite(got).all():
+        raise AssertionError(f"{name}: the parameters contain NaN or inf")
+    whole, left = float(_norm(start - end)), float(_norm(got - end))
+    if not left <= limit * whole:
+        moved = 1 - left / whole if whole > 0 else 0.0
+        raise AssertionError(f"{name}: the parameters moved {max(moved, 0.0):.0%} of the way from where training "
+                             f"started to where it should end; at least {1 - limit:.0%} is needed "
+                             f"(a loop that never updates them moves 0 %)")
 
 
 class ReadOnlyModule(types.ModuleType):

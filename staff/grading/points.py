@@ -33,7 +33,8 @@ def lines(verdict: Verdict) -> list[str]:
         return [f"✗ {verdict.problem}"]
     out = []
     for check in verdict.checks:
-        note = "" if check.paid else " (a condition: it pays nothing, a failure costs its share)"
+        note = ("" if check.paid else " (required: it pays nothing, and without it the test pays nothing)"
+                if check.gate else " (a condition: it pays nothing, a failure costs its share)")
         out.append(f"✓ {check.label}{note}" if check.reason is None else f"✗ {check.reason}{note}")
     return out
 
