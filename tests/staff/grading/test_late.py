@@ -73,6 +73,40 @@ def test_due_dates_need_a_time_zone_and_a_real_assignment(tmp_path):
         late.due_dates(path)
 
 
+def test_release_dates_sit_beside_due_dates(tmp_path):
+    """due_dates.toml gives an assignment its due date alone, or its release and due dates together."""
+    path = tmp_path / "due_dates.toml"
+    path.write_text('"01_attention" = { release = 2027-01-15T23:59:00Z, due = 2027-01-29T23:59:00+01:00 }\n'
+                    '"02_distilbert" = 2027-02-12T23:59:00Z\n')
+    assert late.due_dates(path)[ASSIGNMENT].isoformat() == "2027-01-29T22:59:00+00:00"
+    assert late.release_dates(path) == {ASSIGNMENT: late.moment("2027-01-15T23:59:00Z")}  # 02: never published
+    assert late.released(late.moment("2027-01-15"), path) == [ASSIGNMENT]  # a day means the end of it
+    assert late.released(late.moment("2027-01-15T23:58:59Z"), path) == []
+    for text, error in [('"01_attention" = { release = 2027-01-30T00:00:00Z, due = 2027-01-29T23:59:00Z }', "after"),
+                        ('"01_attention" = { released = 2027-01-15T23:59:00Z }', "unknown key"),
+                        ('"01_attention" = { release = 2027-01-15T23:59:00 }', "time zone")]:
+        path.write_text(text + "\n")
+        with pytest.raises(late.DueDatesError, match=error):
+            late.schedule(path)
+    with pytest.raises(late.DueDatesError, match="time zone"):
+        late.moment("2027-01-15T23:59:00")
+
+
+def test_an_assignment_closes_when_the_late_penalty_reaches_its_cap():
+    """Closed = due date + the late window, the started days until the penalty stops growing:
+    nbgrader_config.py's 10 % a day up to 50 % gives 5 days."""
+    assert late.policy().late_window == 5 * DAY
+    assert late.CourseLatePenalty(per_day=1.0, cap=1.0).late_window == DAY  # late work scoring zero
+    assert late.CourseLatePenalty(per_day=0.3, cap=0.5).late_window == 2 * DAY
+    assert late.CourseLatePenalty(per_day=0.0).late_window is None  # no penalty: lateness never ends
+    due = late.due_dates()
+    closing = late.closing_dates()
+    assert closing[ASSIGNMENT] == due[ASSIGNMENT] + 5 * DAY
+    assert ASSIGNMENT in late.open_at(closing[ASSIGNMENT] - timedelta(seconds=1))
+    assert ASSIGNMENT not in late.open_at(closing[ASSIGNMENT])
+    assert late.closing_dates(window=2 * DAY)[ASSIGNMENT] == due[ASSIGNMENT] + 2 * DAY
+
+
 def test_grades_csv_shows_due_date_timestamp_lateness_and_penalty(late_course):
     found = rows(late_course)
     due = late.due_dates()[ASSIGNMENT].strftime("%Y-%m-%d %H:%M:%S UTC")
