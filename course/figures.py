@@ -85,16 +85,20 @@ def _check_labels(name: str, got: list[str], expected: Any) -> None:
                              f"{got}. Pass them explicitly (sns.heatmap(..., xticklabels=..., yticklabels=...)).")
 
 
-def check_heatmap(name: str, ax, expected: Any, xlabels: Any, ylabels: Any, layer: Any) -> None:
+def check_heatmap(name: str, ax, expected: Any, xlabels: Any, ylabels: Any, layer: Any,
+                  values_weight: float = 1.0) -> None:
     """One heatmap panel: the values shown (tolerance 1e-6), every tick label, a title that names
     the layer ("layer 2"), labelled axes. ``expected``, the labels (lists of strings) and ``layer``
-    may be withheld values, which only the judge compares."""
+    may be withheld values, which only the judge compares. Under grading that is four checks: the
+    values with ``values_weight``, the x labels, the y labels and the layer with 1 each (the axis
+    labels are a condition); a hidden test that gives the values 6 lets a panel of the wrong matrix
+    with every label right earn a third of its share (with 1 it earned three quarters)."""
     from matplotlib.axes import Axes
 
     if not isinstance(ax, Axes):
         raise AssertionError(f"{name}: expected a matplotlib Axes, got {type(ax).__name__}")
     checks.check_close(f"{name}: the values shown (rows top to bottom, columns left to right)",
-                       shown_matrix(name, ax), expected, atol=1e-6, rtol=0)
+                       shown_matrix(name, ax), expected, atol=1e-6, rtol=0, weight=values_weight)
     _check_labels(f"{name}: x tick labels", tick_labels(ax, "x"), xlabels)
     _check_labels(f"{name}: y tick labels", tick_labels(ax, "y"), ylabels)
     if isinstance(layer, (Withheld, np.ndarray, np.generic)):

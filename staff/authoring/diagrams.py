@@ -111,8 +111,7 @@ def visualising_03() -> Canvas:
     c.box("text", 0.95, 4.85, "text, text_pair", w=1.55, h=0.5, kind="data")
     c.box("encode", 3.15, 4.85, "encode:\n[CLS] A [SEP] B [SEP]", w=2.0, h=0.65, kind="yours", exercise="1")
     c.arrow(c.at("text", "right"), c.at("encode", "left"))
-    c.box("model", 7.3, 4.85, "DistilBertClassifier (yours, A2), or\ntransformers with eager attention", w=2.9,
-          h=0.65)
+    c.box("model", 7.3, 4.85, "transformers' DistilBERT\n(eager attention)", w=2.9, h=0.65)
     c.arrow(c.at("encode", "right"), c.at("model", "left"), "input_ids (1, seq)", offset=(0, -0.2), ha="center")
     c.note(2.2, 4.25, "also tokens, sentence_b_start", size=8)
     c.box("att", 7.3, 3.6, "attentions: n_layers tensors", w=2.9, h=0.5, kind="data")

@@ -1,11 +1,13 @@
 """Assignment 3's reference solution (run from the source notebook) on the real pretrained weights:
-the from-scratch model and transformers agree on head-averaged attention, padding is handled, the
-statistics stay within their bounds (the per-head entropy below the entropy of the head average, by
-a margin the notebook's question relies on), the entropy check rejects averaging the heads first,
-and the notebook's figure checks accept the solution's figures and reject broken ones. Fast: one
+the notebook reads transformers' attention (never an earlier assignment's solution), padding is
+handled, the statistics stay within their bounds (the per-head entropy below the entropy of the head
+average, by a margin the notebook's question relies on), the entropy check rejects averaging the
+heads first, the notebook's figure checks accept the solution's figures and reject broken ones, and
+a heatmap of the wrong matrix with every label right earns at most a third of its points. Fast: one
 model load, no notebook execution."""
 from __future__ import annotations
 
+import json
 import math
 
 import matplotlib
@@ -18,9 +20,11 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 import torch  # noqa: E402
 
+from course import settings  # noqa: E402
 from staff.authoring import recipes  # noqa: E402
+from staff.grading import judge, sandbox  # noqa: E402
 from staff.authoring.reference import solution_namespace  # noqa: E402
-from staff.course_dir import source_notebook  # noqa: E402
+from staff.course_dir import release_notebook, source_notebook  # noqa: E402
 
 visualising = recipes.load("03_visualising_attention")
 
@@ -32,26 +36,31 @@ PAIRS = [("The cat sat on the mat", "The cat lay on the rug"),
 @pytest.fixture(scope="module")
 def sol():
     namespace = solution_namespace(visualising.ASSIGNMENT)
-    visualising.load_models(namespace)  # sets tokenizer, hf_model and model (from scratch)
+    visualising.load_models(namespace)  # sets tokenizer and hf_model
     yield namespace
     plt.close("all")
 
 
-def _both(sol, text, text_pair):
-    input_ids, tokens, start = sol["encode"](sol["tokenizer"], text, text_pair)
+@pytest.mark.parametrize("text, text_pair", PAIRS)
+def test_attention_maps_read_transformers_attention(sol, text, text_pair):
+    tokens, start, attentions, averaged = sol["attention_maps"](text, text_pair)
+    input_ids, _, _ = sol["encode"](sol["tokenizer"], text, text_pair)
     with torch.no_grad():
         theirs = sol["hf_model"](input_ids=input_ids, output_attentions=True).attentions
-        ours = sol["model"](input_ids, torch.ones_like(input_ids))[2]
-    return tokens, start, sol["head_averaged_attention"](ours), sol["head_averaged_attention"](theirs)
-
-
-@pytest.mark.parametrize("text, text_pair", PAIRS)
-def test_from_scratch_and_transformers_agree_on_pretrained_weights(sol, text, text_pair):
-    tokens, _, ours, theirs = _both(sol, text, text_pair)
     n_layers = sol["hf_model"].config.n_layers
-    assert ours.shape == theirs.shape == (n_layers, len(tokens), len(tokens))
-    assert (ours - theirs).abs().max().item() < 1e-5  # measured: 0.0 (same operations, same order)
-    assert torch.allclose(ours.sum(dim=-1), torch.ones(n_layers, len(tokens)), atol=1e-5)
+    assert len(attentions) == n_layers and all(torch.equal(a, b) for a, b in zip(attentions, theirs))
+    assert averaged.shape == (n_layers, len(tokens), len(tokens))
+    assert torch.allclose(averaged.sum(dim=-1), torch.ones(n_layers, len(tokens)), atol=1e-5)
+
+
+def test_notebook_runs_no_earlier_solution():
+    """Assignment 3 opens while assignment 2 is still open (its late window): its notebook uses
+    transformers' model, and holds no model class of its own, no weight renaming, and nothing from
+    assignment 2's solution (tests/staff/authoring/test_publish.py scans every published file)."""
+    released = nbformat.read(release_notebook(visualising.ASSIGNMENT), as_version=4)
+    code = "\n".join(c.source for c in released.cells if c.cell_type == "code")
+    assert "nn.Module" not in code and "load_state_dict" not in code and "load_pretrained" not in code
+    assert "output_attentions=True" in code and "hf_model(" in code
 
 
 @pytest.mark.parametrize("text, text_pair", PAIRS)
@@ -185,3 +194,59 @@ def test_readme_figure_is_small_and_readable_size(tmp_path):
     if committed.is_file():  # same pixels size as the committed figure (regenerate it if this fails)
         width_height = np.frombuffer(data[16:24], dtype=">u4")
         assert (width_height == np.frombuffer(committed.read_bytes()[16:24], dtype=">u4")).all()
+
+
+PLOT_CELLS = ("test_plot_attention_hidden", "test_plot_all_layers_hidden", "test_plot_token_hidden")
+
+
+@pytest.fixture(scope="module")
+def kernel_fixtures(tmp_path_factory):
+    """The fixtures as a grading kernel sees them: the expected drawings withheld."""
+    return sandbox.fixtures_view(tmp_path_factory.mktemp("kernel") / "fixtures")
+
+
+def _specs(grade_id) -> list[dict]:
+    """The checks `make fixtures` recorded from the solution's run of a test cell (what the judge requires)."""
+    committed = settings.ROOT / "fixtures" / "judge" / f"{visualising.ASSIGNMENT}.json"
+    return json.loads(committed.read_text())["cells"][grade_id]
+
+
+def _judged(sol, grade_id, records, **replaced) -> judge.Verdict:
+    """The notebook's own hidden test cell run on ``sol`` with ``replaced`` functions, its records
+    judged as the grader judges them."""
+    for path in records.glob("*"):
+        path.unlink()
+    exec(_cell(grade_id), {**sol, **replaced})
+    plt.close("all")
+    return judge.verdict(_specs(grade_id), judge.read_records(records), judge.Fixtures(settings.ROOT / "fixtures"))
+
+
+def test_right_labels_on_the_wrong_matrix_earn_at_most_a_third(sol, records, kernel_fixtures, monkeypatch):
+    """Each heatmap is judged on four checks: the values shown (weight 6 in the hidden tests) and the
+    x labels, y labels and the layer its title names (1 each). A figure that draws the wrong matrix
+    (here the transpose: keys as rows, or the query's column instead of its row) with every label
+    right keeps 3 of 9, a third of the cell, where equal weights gave it three quarters. (The solution's
+    full marks are the canary's and tests/e2e's to prove: every sample is graded there.)"""
+    monkeypatch.setenv(settings.FIXTURES_VARIABLE, str(kernel_fixtures))
+    plot_attention, plot_all_layers, plot_token = (sol[name] for name in
+                                                   ("plot_attention", "plot_all_layers", "plot_token_attention"))
+
+    def transposed(avg):
+        return torch.as_tensor(avg).transpose(-1, -2)
+
+    wrong = {"test_plot_attention_hidden": {"plot_attention": lambda avg, tokens, layer, ax=None:
+                                            plot_attention(transposed(avg), tokens, layer, ax=ax)},
+             "test_plot_all_layers_hidden": {"plot_all_layers": lambda avg, tokens:
+                                             plot_all_layers(transposed(avg), tokens)},
+             # what attends to the query, instead of what the query attends to
+             "test_plot_token_hidden": {"plot_token_attention": lambda attentions, tokens, query:
+                                        plot_token(tuple(map(transposed, attentions)), tokens, query)}}
+    for grade_id in PLOT_CELLS:
+        specs = _specs(grade_id)  # the solution's run: every check against a withheld value
+        values = {s["label"] for s in specs if "the values shown" in s["label"]}
+        assert values and all(judge.withheld(s) and s.get("weight", 1.0) == (6 if s["label"] in values else 1)
+                              for s in specs)
+
+        verdict = _judged(sol, grade_id, records, **wrong[grade_id])
+        assert {c.label for c in verdict.checks if c.reason is not None} == values, verdict.reason  # labels right
+        assert 0 < verdict.fraction <= 1 / 3, (grade_id, verdict.fraction)

@@ -149,17 +149,17 @@ def token_plot_outputs(sol: dict, case: dict) -> dict:
 
 
 def load_models(sol: dict):
-    """The tokenizer, transformers' model (no fitted head: attention does not depend on it) and the
-    notebook's from-scratch model with its weights; also set as the notebook's globals."""
+    """The tokenizer and transformers' model (eager attention; no fitted head: attention does not
+    depend on it), also set as the notebook's globals."""
     tokenizer = models.load_tokenizer()
     hf_model = models.load_classifier()
-    sol["tokenizer"], sol["hf_model"], sol["model"] = tokenizer, hf_model, sol["load_pretrained"](hf_model)
-    return tokenizer, hf_model, sol["model"]
+    sol["tokenizer"], sol["hf_model"] = tokenizer, hf_model
+    return tokenizer, hf_model
 
 
 @torch.no_grad()
 def sentence_fixtures(sol: dict) -> dict:
-    tokenizer, hf_model, _ = load_models(sol)
+    tokenizer, hf_model = load_models(sol)
     cases, ids = [], []
     for text, text_pair in HIDDEN_SENTENCES:
         input_ids, tokens, sentence_b_start = sol["encode"](tokenizer, text, text_pair)
