@@ -293,38 +293,3 @@ def save_head(model, keys, path: Path) -> None:
 def save_classifier_head(model: DistilBertForSequenceClassification, path: Path) -> None:
     """Save only the head (:data:`HEAD_KEYS`), the part fine-tuning adds to the encoder."""
     save_head(model, HEAD_KEYS, path)
-
-
-#: Layouts :func:`state_dict_for_course_model` can produce (see there).
-COURSE_LAYOUTS = ("transformers", "flat")
-
-# transformers' per-layer nesting -> the flat layout of the course's AttentionBlock (assignment 2).
-_FLAT_LAYER = re.compile(r"transformer\.layer\.(\d+)\.(?:attention\.|ffn\.)?")
-
-
-def state_dict_for_course_model(
-    model: DistilBertForSequenceClassification, layout: str = "transformers"
-) -> dict[str, torch.Tensor]:
-    """The model's weights with the ``distilbert.`` prefix stripped, for a from-scratch model.
-
-    ``layout="transformers"``: submodules named exactly like transformers' minus that prefix
-    (``embeddings.word_embeddings``, ``transformer.layer.{i}.attention.q_lin``, ...,
-    ``pre_classifier``, ``classifier``).
-
-    ``layout="flat"``: the layout of assignment 2's DistilBERT, where one ``AttentionBlock`` per
-    layer holds all eight parts of a transformer layer directly, in a ``layers`` list, so a student
-    reads a whole layer in one class: ``transformer.layer.{i}.attention.q_lin`` ->
-    ``layers.{i}.q_lin``, ``transformer.layer.{i}.ffn.lin1`` -> ``layers.{i}.lin1``,
-    ``transformer.layer.{i}.sa_layer_norm`` -> ``layers.{i}.sa_layer_norm``; the embeddings and the
-    head keep their names. The submodule names themselves (``q_lin``, ``sa_layer_norm``, ...) are
-    transformers', only the nesting differs.
-
-    Either way students load pretrained weights with a plain ``load_state_dict(strict=True)`` and
-    compare outputs with transformers'. Tensors are copies, so editing them cannot change ``model``.
-    """
-    if layout not in COURSE_LAYOUTS:
-        raise ValueError(f"layout must be one of {COURSE_LAYOUTS}, got {layout!r}")
-    state = {k.removeprefix("distilbert."): v.detach().clone() for k, v in model.state_dict().items()}
-    if layout == "flat":
-        state = {_FLAT_LAYER.sub(r"layers.\1.", k, count=1): v for k, v in state.items()}
-    return state

@@ -79,7 +79,7 @@ def test_reference_works_for_another_config(sol):
                                            max_position_embeddings=16, num_labels=4, attn_implementation="eager")
     reference = transformers.DistilBertForSequenceClassification(config).eval()
     model = sol["DistilBertClassifier"](config).eval()
-    model.load_state_dict(models.state_dict_for_course_model(reference, layout="flat"), strict=True)
+    model.load_state_dict(recipe.course_layout(reference), strict=True)
     input_ids = torch.randint(1, 70, (3, 9))
     attention_mask = torch.tensor([[1] * 9, [1] * 4 + [0] * 5, [1] * 7 + [0] * 2])
     with torch.no_grad():
@@ -91,13 +91,13 @@ def test_reference_works_for_another_config(sol):
     assert max(errors.values()) <= 1e-5, errors
 
 
-def test_flat_layout_names(hf_model):
-    state = models.state_dict_for_course_model(hf_model, layout="flat")
+def test_flat_layout_names(sol, hf_model):
+    state = recipe.course_layout(hf_model)
     assert "layers.0.q_lin.weight" in state and "layers.5.output_layer_norm.bias" in state
     assert not any(k.startswith(("transformer.", "distilbert.")) or ".attention." in k or ".ffn." in k for k in state)
-    assert len(state) == len(models.state_dict_for_course_model(hf_model))
-    with pytest.raises(ValueError, match="layout"):
-        models.state_dict_for_course_model(hf_model, layout="nested")
+    assert sorted(state) == sorted(sol["DistilBertClassifier"](hf_model.config).state_dict())
+    state["classifier.bias"] += 1  # copies: the source model is untouched
+    assert not torch.equal(state["classifier.bias"], hf_model.classifier.bias)
 
 
 def test_classifier_head_is_fitted(hf_model, tokenizer):
@@ -173,7 +173,7 @@ def test_hidden_tests_still_fail_their_own_mistakes(fresh):
 
 def test_course_name_gives_the_course_layout(sol, hf_model):
     renamed = {sol["course_name"](name): value for name, value in hf_model.state_dict().items()}
-    expected = models.state_dict_for_course_model(hf_model, layout="flat")
+    expected = recipe.course_layout(hf_model)
     assert sorted(renamed) == sorted(expected)
     assert all(torch.equal(renamed[k], expected[k]) for k in expected)
     assert sol["course_name"]("distilbert.transformer.layer.11.ffn.lin2.bias") == "layers.11.lin2.bias"

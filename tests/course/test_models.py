@@ -132,19 +132,6 @@ def test_load_classifier_applies_saved_head(tmp_path, batch):
     assert {k: torch.equal(v, head[k]) for k, v in load_file(tmp_path / "copy.safetensors").items()} == dict.fromkeys(head, True)
 
 
-def test_state_dict_for_course_model():
-    torch.manual_seed(0)
-    config = models.distilbert_config_from_bert(tiny_bert_config(), num_labels=2)
-    model = transformers.DistilBertForSequenceClassification(config)
-    state = models.state_dict_for_course_model(model)
-    assert not any(k.startswith("distilbert.") for k in state)
-    assert "transformer.layer.0.attention.q_lin.weight" in state
-    # exactly the encoder's names plus the head, i.e. what the from-scratch model defines
-    assert set(state) == set(transformers.DistilBertModel(config).state_dict()) | set(models.HEAD_KEYS)
-    state["classifier.bias"] += 1  # copies: the source model is untouched
-    assert not torch.equal(state["classifier.bias"], model.classifier.bias)
-
-
 def test_online_uses_the_hub_model(monkeypatch):
     """COURSE_ONLINE=1 switches all three loaders to the hub (from_pretrained is recorded, not run): the
     encoder assignment 4 fine-tunes on SST-2 is the plain pretrained DistilBERT, never HUB_MODEL's, which
