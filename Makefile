@@ -63,8 +63,8 @@ validate: setup ## source notebooks pass all tests; released notebooks fail only
 release: setup ## check the source, generate release/ atomically with nbgrader, check the release
 	$(STAFF) release
 
-publish: setup ## build the student bundle in publish/ (push it to the public repository)
-	$(STAFF) publish
+publish: setup ## build the student bundle in publish/ with the assignments released by today (due_dates.toml; AS_OF=YYYY-MM-DD for another day), then push it to the public repository
+	$(STAFF) publish $(if $(AS_OF),--as-of $(AS_OF))
 
 figures: setup ## redraw docs/figures/ (attention maps, KV-cache speed-up, architecture diagrams) and embed the diagrams in source/ (then make release)
 	$(STAFF) figure

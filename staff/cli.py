@@ -11,7 +11,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from course import paths, settings
+from course import paths
 
 
 def _fixtures(args) -> int:
@@ -86,9 +86,7 @@ def _release(args) -> int:
 def _publish(args) -> int:
     from staff.authoring import publish
 
-    out = publish.build(args.out or publish.BUNDLE)
-    print(f"publish: wrote {out} — push it to {settings.PUBLIC_REPO}")
-    return 0
+    return publish.main(args.out or publish.BUNDLE, args.as_of)
 
 
 def _figure(args) -> int:
@@ -276,8 +274,9 @@ def parser() -> argparse.ArgumentParser:
             "NotImplementedError").add_argument("--only", choices=["source", "release"])
     command("release", _release, "check the source, generate release/ atomically with nbgrader, "
             "check the release")
-    command("publish", _publish, "build the student bundle in publish/", assignments=False).add_argument(
-        "--out", type=Path)
+    published = command("publish", _publish, "build the student bundle in publish/: what is released by today", assignments=False)
+    published.add_argument("--out", type=Path)
+    published.add_argument("--as-of", metavar="DATE", help="as of that day (YYYY-MM-DD: its end, UTC) or moment, not now")
     figure = command("figure", _figure, "redraw the README's figures (attention maps, KV cache) and the notebooks' "
                      "architecture diagrams, and embed those into source/", assignments=False)
     figure.add_argument("path", nargs="?", type=Path, help="redraw only the first README figure, into this file")
