@@ -17,7 +17,7 @@ from course import paths
 def _fixtures(args) -> int:
     from staff import course_dir
     from staff.authoring import fixtures, recipes
-    from staff.grading import judge
+    from staff.grading import cell_checks
 
     out = args.out or paths.fixtures_dir()
     # Trained fixtures stay as committed unless asked: retraining moves them on another CPU (see
@@ -25,8 +25,8 @@ def _fixtures(args) -> int:
     fixtures.build(out, args.assignments or None, trained_from=None if args.retrain else out)
     for assignment in args.assignments or course_dir.assignments():
         if getattr(recipes.load(assignment), "OUTPUTS", None):  # what the judge compares, per test cell
-            specs = judge.build_checks(assignment, out)
-            print(f"fixtures: {judge.checks_file(assignment, out).relative_to(out.parent)}: "
+            specs = cell_checks.build_checks(assignment, out)
+            print(f"fixtures: {cell_checks.checks_file(assignment, out).relative_to(out.parent)}: "
                   f"{sum(map(len, specs.values()))} checks in {sum(1 for s in specs.values() if s)} judged cells")
     return 0
 
