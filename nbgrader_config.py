@@ -60,10 +60,13 @@ c.ClearSolutions.text_stub = "YOUR ANSWER HERE"
 os.environ[settings.FIXTURES_VARIABLE] = str(current.fixtures)
 os.environ.setdefault("MPLBACKEND", "Agg")
 
-# No output of a student's kernel runs in the browser of whoever reads it (a TA in the formgrader, where
-# it could act in their Jupyter session): nbconvert's sanitizer on HTML, markdown and SVG outputs, no
-# JavaScript. Markdown cells are cleaned by the formgrader's template (staff/grading/sanitize.py).
+# No output of a student's kernel runs, fetches or dresses up as the page in the browser of whoever reads
+# it (a TA in the formgrader, where it could act in their Jupyter session): nbconvert's sanitizer on HTML,
+# markdown and SVG outputs and raw cells, no JavaScript, with the course's policy as its filter (no class,
+# style or id, images only as data: PNG/JPEG/GIF, no relative URL). Markdown cells are cleaned by the
+# formgrader's template and by feedback's SanitizeCells below (staff/grading/sanitize.py).
 c.HTMLExporter.sanitize_html = True
+c.HTMLExporter.filters = {"clean_html": "staff.grading.sanitize.clean_html"}
 
 # Feedback shows hidden tests only as their points and the judge's line per check, and answers no TA
 # has graded yet as pending, never as zero (staff/grading/feedback.py).
@@ -71,6 +74,7 @@ c.GenerateFeedback.preprocessors = [
     "staff.grading.late.ChargeLatePenalty",  # the late penalty on the final points (see below), then read
     "nbgrader.preprocessors.GetGrades",
     "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor",
+    "staff.grading.sanitize.SanitizeCells",  # a student's markdown as the formgrader shows it to TAs
     "staff.grading.feedback.RedactHiddenTests",
     "staff.grading.feedback.ShowPending",
 ]
