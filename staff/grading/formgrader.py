@@ -67,9 +67,9 @@ def stop(process: subprocess.Popen, timeout: float) -> None:
 
 
 #: Jupyter server extensions of the course's own, loaded with nbgrader's: always (a grade two TAs
-#: save at once is never overwritten silently; Autograde through the sandbox and the judge), and the
-#: per-row fixes (not in the benchmark's baseline).
-EXTENSIONS = ("staff.grading.grade_conflicts", "staff.grading.ta_kernels")
+#: save at once is never overwritten silently; Autograde through the sandbox and the judge; every
+#: page's Content-Security-Policy), and the per-row fixes (not in the benchmark's baseline).
+EXTENSIONS = ("staff.grading.grade_conflicts", "staff.grading.ta_kernels", "staff.grading.csp")
 OVERRIDES = ("staff.grading.formgrader_api",)
 
 

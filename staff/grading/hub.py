@@ -36,7 +36,7 @@ from typing import Iterable
 from course import settings
 from staff import nbgrader_cli
 from staff.course_dir import COURSE, COURSE_ID, CourseDir
-from staff.grading import formgrader, gradebook_indexes
+from staff.grading import csp, formgrader, gradebook_indexes
 
 #: Where ``make system-packages`` installs configurable-http-proxy (npm), beside the virtualenv.
 PROXY = settings.ROOT / ".venv" / "node" / "node_modules" / ".bin" / "configurable-http-proxy"
@@ -123,6 +123,8 @@ def configure(c, instructors: Iterable[str], graders: Iterable[str], students: I
     }]
     # Everyone lands on the formgrader; a user the service refuses sees its 403 page.
     c.JupyterHub.default_url = f"{service_prefix(course_id)}formgrader"
+    # The hub's own pages fetch nothing from elsewhere (the formgrader service sets its own: csp.py).
+    c.JupyterHub.tornado_settings = {"headers": {"Content-Security-Policy": csp.hub_policy()}}
 
 
 try:

@@ -10,7 +10,8 @@ both sets of points and comments are in the gradebook; both grade the same answe
 save is refused and shown to its TA with the other's value (grade_conflicts.py), the gradebook
 keeping the earlier until the TA enters theirs again; the student gets a 403 from the formgrader;
 and a kernel a TA starts for an autograded notebook runs in the grading sandbox (no course
-folder, no network, nothing written), while one for an instructor's notebook in ``source/`` does not.
+folder, no network, nothing written), while one for an instructor's notebook in ``source/`` does not;
+and every page sends a Content-Security-Policy that none of this ran into.
 """
 from __future__ import annotations
 
@@ -315,3 +316,19 @@ def test_a_tas_kernel_for_a_students_notebook_runs_in_the_sandbox(people, runnin
     trusted = _probe(people["prof"], url, source, course, port)
     assert trusted["course"] and trusted["gradebook_config"], trusted
     (course.root / "written-by-a-kernel.txt").unlink(missing_ok=True)
+
+
+def test_the_hub_and_its_formgrader_send_a_content_security_policy(people, running):
+    """The hub's pages and the formgrader service's each send a policy (nothing from elsewhere, no
+    plugins, forms only to the hub; the formgrader's scripts by hash: staff/grading/csp.py), and
+    nothing the flows above needed was refused by it (the browser reports each refusal)."""
+    hub_, log = running
+    ta1 = people["ta1"]
+    for path in ("hub/home", f"{SERVICE.lstrip('/')}formgrader/manage_assignments"):
+        header = ta1.goto(f"{hub_.url}/{path}").headers.get("content-security-policy", "")
+        assert "img-src 'self' data:" in header and "object-src 'none'" in header, (path, header)
+        assert "connect-src 'self'" in header and "form-action 'self'" in header, (path, header)
+        if "formgrader" in path:
+            assert "'unsafe-inline'" not in header.split("script-src", 1)[1].split(";", 1)[0], header
+    refused = [line for line in log.read_text().splitlines() if "Content security violation" in line]
+    assert not refused, refused[:5]
