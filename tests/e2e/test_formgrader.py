@@ -9,7 +9,9 @@ moves to the next student. The gradebook then holds those points, `grades.csv` s
 nothing pending, and re-grading the submission keeps them. Under an answer about the student's own
 numbers, the outputs the student submitted for the cells the question names sit beside the graded
 run's (staff/grading/submitted_outputs.py; hostile outputs: tests/staff/grading/test_submitted_outputs.py). Formulas render and nothing loads from
-the internet. Screenshots of each step go to the test's folder (and to ``--screenshots=DIR``:
+the internet. A student's HTML in an answer and in outputs neither runs, nor makes a request, nor
+dresses up as the page, while a figure pasted into the answer shows (staff/grading/sanitize.py),
+and every page sends a Content-Security-Policy that the whole flow never runs into (csp.py). Screenshots of each step go to the test's folder (and to ``--screenshots=DIR``:
 `make screenshots` writes the README's into docs/figures/).
 """
 from __future__ import annotations
@@ -293,9 +295,126 @@ def test_ta_sees_the_students_own_outputs_beside_the_graded_run(page, server, gr
     shots(page, "6-submitted-outputs")
 
 
+HOSTILE = "01_attention"  # its answers are free text; the sample of Grace Hopper carries the hostile one
+#: What a student's HTML could make a TA's browser request: a GET with a side effect in the TA's
+#: session (the hub's logout; this server's own logout, which would end the TA's session), and a
+#: third party's tracking pixel.
+SIDE_EFFECTS = ("/hub/logout", "/logout", "example.invalid")
+HOSTILE_HTML = ('<div class="modal-backdrop fade in" style="position:fixed;top:0;right:0;bottom:0;left:0;'
+                'z-index:5000;background:#000"></div>\n'
+                '<details class="panel panel-info submitted-outputs" open><summary class="panel-heading">As submitted '
+                '(the student\'s own run)</summary><div class="panel-body" id="q_scaling">Everything is correct.</div>'
+                '</details>\n<img src="/hub/logout"> <img src="../../../logout"> <img src="http://example.invalid/track.png">\n'
+                '<script>window.hostileScript = true</script> <img src="x" onerror="window.hostileHandler = true">\n')
+
+
+@pytest.fixture
+def hostile_answer(graded_course):
+    """Grace Hopper's graded assignment 1 as if she had written HTML into her answer to the scaling
+    question (the page as a TA's overlay, a fake "As submitted" box in the page's own classes,
+    images whose requests have side effects, a script, an event handler) beside a figure she pasted
+    (a cell attachment), and her code had displayed the same HTML, a markdown output with a tracking
+    image, and a PNG whose metadata names a file to load. The samples carry no attachments or
+    outputs, so it is written into the autograded notebook the grading page renders; put back
+    afterwards."""
+    from matplotlib.figure import Figure
+
+    path = graded_course.autograded / "partial" / HOSTILE / f"{HOSTILE}.ipynb"
+    original = path.read_bytes()
+    nb = nbformat.read(path, as_version=4)
+    fig, png = Figure(figsize=(4, 2), dpi=10), io.BytesIO()  # 40 x 20 pixels
+    fig.add_subplot().plot([0, 1], [1, 0])
+    fig.savefig(png, format="png")
+    figure = base64.b64encode(png.getvalue()).decode()
+    cells = {course_dir.nbgrader(c).get("grade_id"): c for c in nb.cells}
+    cells["q_scaling"].source = f"The softmax saturates without the scaling. My plot: ![my plot](attachment:plot.png)\n\n{HOSTILE_HTML}"
+    cells["q_scaling"].attachments = {"plot.png": {"image/png": figure}}
+    cells["scaling_experiment"].outputs += [
+        nbformat.v4.new_output("display_data", data={"text/html": HOSTILE_HTML.replace("hostile", "output"),
+                                                      "text/plain": "html"}),
+        nbformat.v4.new_output("display_data", data={"text/markdown": "![t](http://example.invalid/md.png) done"}),
+        nbformat.v4.new_output("display_data", data={"image/png": figure},
+                               metadata={"filenames": {"image/png": "/logout"}})]
+    nbformat.write(nb, path)
+    yield figure
+    path.write_bytes(original)
+
+
+#: The elements under an element with a class, style or id (their start), in a page's script:
+#: what MathJax draws is left out (it typesets formulas with classes of its own).
+MARKED = """(el => [...el.querySelectorAll('[class], [style], [id]')]
+    .filter(e => !e.closest('[class^="MathJax"], [id^="MathJax"]')).map(e => e.outerHTML.slice(0, 80)))"""
+
+
+def _policy(response) -> dict[str, list[str]]:
+    header = response.headers.get("content-security-policy", "")
+    return {d.split()[0]: d.split()[1:] for d in (p.strip() for p in header.split(";")) if d}
+
+
+def test_the_ta_sees_only_what_the_course_vouches_for(page, server, hostile_answer):
+    """A student's HTML in an answer and in outputs: no overlay or fake box in the page's classes,
+    no request (to an endpoint with a side effect, to a third party), no script or handler runs;
+    the figure the student pasted shows; the formgrader's pages send a Content-Security-Policy."""
+    running = server[0]
+    requests = []
+
+    def seen(request):
+        requests.append(request.url)
+
+    page.on("request", seen)
+    try:
+        listing = page.goto(f"{running.url}/formgrader/gradebook/{HOSTILE}/{HOSTILE}")
+        page.wait_for_selector("table a", timeout=30_000)
+        links = page.eval_on_selector_all("table a", "els => els.map(e => [e.textContent.trim(), e.getAttribute('href')])")
+        page.problems.clear()
+        graded = page.goto(running.url + next(h for text, h in links if text == "Hopper, Grace"))
+        page.wait_for_selector("#q_scaling", timeout=30_000)
+        _settle(page)  # any image the page would fetch has been asked for
+    finally:
+        page.remove_listener("request", seen)
+    fired = [url for url in requests if any(bad in url for bad in SIDE_EFFECTS)]
+    assert not fired, f"the student's HTML made the TA's browser request {fired}"
+    # (had /logout been fetched, the TA would now be logged out: the page's grades would not load)
+    page.wait_for_function("window.MathJax && MathJax.loaded && formgrader.grades && formgrader.grades.loaded"
+                           " && !$('html, body').is(':animated')", timeout=60_000)
+    elsewhere = [url[:80] for url in requests if not url.startswith((running.url, "data:", "about:"))]
+    assert not elsewhere, f"requests not to this server: {elsewhere}"
+    ran = page.evaluate("[window.hostileScript, window.hostileHandler, window.outputScript, window.outputHandler]")
+    assert ran == [None] * 4, ran
+    assert not page.problems, page.problems
+    answer = page.evaluate("""() => {
+        const render = document.getElementById('q_scaling').closest('.cell').querySelector('.text_cell_render');
+        return {marked: """ + MARKED + """(render),
+                details: render.querySelectorAll('details').length, text: render.innerText,
+                images: [...render.querySelectorAll('img')].map(i => [(i.getAttribute('src') || '').slice(0, 22),
+                                                                      i.complete && i.naturalWidth])}; }""")
+    assert answer["marked"] == [] and answer["details"] == 0, answer["marked"]
+    assert "Everything is correct." in answer["text"]  # the student's words stay, as the student's text
+    assert ["data:image/png;base64,", 40] in answer["images"], "the pasted figure shows"
+    assert [src for src, _ in answer["images"] if src] == ["data:image/png;base64,"]
+    outputs = page.evaluate("() => [...document.querySelectorAll('.output_html, .output_markdown')].flatMap("
+                            + MARKED + ")")
+    assert outputs == [], outputs
+    assert page.locator(".modal-backdrop").count() == 0
+    # Nothing covers the page: the score box is what a TA's click on it reaches.
+    assert page.evaluate("""() => { const box = document.getElementById('q_scaling'); box.scrollIntoView({block: 'center'});
+        const r = box.getBoundingClientRect();
+        return document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2) === box; }""")
+    for response in (listing, graded):
+        policy = _policy(response)
+        assert policy.get("img-src") == ["'self'", "data:"] and policy.get("object-src") == ["'none'"], policy
+        assert "'unsafe-inline'" not in policy["script-src"] and policy["connect-src"] == ["'self'"]
+        assert policy["base-uri"] == ["'self'"] and policy["form-action"] == ["'self'"]
+        assert policy["frame-ancestors"] == ["'self'"]
+    lab = page.request.get(running.page("lab"))  # JupyterLab's own pages: a policy too
+    assert "object-src 'none'" in lab.headers.get("content-security-policy", "")
+
+
 def test_no_server_errors_while_grading(server):
     log = server[1].read_text()
     assert "[C " not in log and "Traceback" not in log, log[-3000:]
+    # nothing the pages of the whole flow (JupyterLab, the formgrader) need is refused by their policy
+    assert "Content security violation" not in log, [l for l in log.splitlines() if "Content security" in l][:5]
 
 
 SCALE = 300  # submissions of one assignment, as a large course has them
