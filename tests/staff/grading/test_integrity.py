@@ -86,6 +86,11 @@ def test_a_cell_marked_locked_by_the_student_is_still_scanned(samples1):
      "torch.nn.MultiheadAttention"),
     ("02_distilbert", "model", "from transformers.models.distilbert import modeling_distilbert as md\n"
      "Block = md.TransformerBlock\n", "transformers.models.distilbert.modeling_distilbert"),
+    ("05_decoder", "causal_attention", "import torch.nn.functional as F\n\ndef attend(q, k, v, mask=None):\n"
+     "    return F.scaled_dot_product_attention(q, k, v, attn_mask=mask), None",
+     "torch.nn.functional.scaled_dot_product_attention"),
+    ("04_finetuning", "train", "from transformers import Trainer\n\ndef train(model, data):\n"
+     "    return Trainer(model=model).train()", "transformers.Trainer"),
     ("06_question_answering", "best_answer", "def best_answer(*args, **kwargs):\n"
      "    return qa.pipeline_answer(*args, **kwargs)", "course.qa.pipeline_answer"),
 ])
