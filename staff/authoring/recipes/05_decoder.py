@@ -12,36 +12,48 @@ PyTorch's and Hugging Face's own implementations; all on the CPU in float32.
 - ``decoding``: a random GPT-2 and prompts; greedy tokens (equal to ``GPT2LMHeadModel.generate``,
   asserted here), the tokens given to the model per call with the cache, and seeded samples.
 - ``language_model``: logits and ids with the loss; small random texts with both n-gram perplexities.
-- ``heldout`` (hidden only): 16 windows of 64 characters of the entries the students' corpus
-  leaves out (``staff/authoring/heldout/``), and their targets, on which the judge computes the
-  perplexity of each student's trained model.
+- ``heldout`` (hidden only): 500 windows of 32 characters of the entries the students' corpus
+  leaves out (``staff/authoring/heldout/``), cut from consecutive blocks of 33, and the character
+  after each (``targets``), which is in no window: the kernel never has a character it is scored on.
+  The judge computes the perplexity of each student's trained model on them. First the test loads
+  random weights of the graded run's sizes (``w.*``, read from the notebook's given cells) into the
+  student's ``GPT`` and compares its ``logits`` on ``ids`` with GPT-2's (a prerequisite: the
+  answers must come from the model's parameters).
 - ``reversal`` (hidden only): 64 digit sequences of 5-10 digits (the notebook's tokens), padded to 12,
   wider than any training batch; the reversed digits and EOS (``targets``) and, per output digit,
   the source position it copies (``alignment``, -1 elsewhere). The judge counts the student's
-  trained encoder-decoder's greedy tokens and its cross-attention's argmax against them.
+  trained encoder-decoder's greedy tokens and its cross-attention's argmax (best layer) against
+  them. First, random weights of the given sizes (``w.*``) in the student's ``Seq2Seq``, and the
+  solution's ``parity_logits`` and ``parity_cross`` (every decoder layer) for 8 such sequences and
+  random answers (the prerequisite, as for ``heldout``).
 """
 from __future__ import annotations
 
+import types
 from pathlib import Path
 
+import nbformat
 import numpy as np
 import torch
 
 from course import gpt, paths, text
 from course.fixtures import pack_cases
+from staff.course_dir import nbgrader, source_notebook
 from staff.authoring.reference import solution_namespace
 from staff.authoring.tensors import Draws, int_array, padding_mask, random_ids, randomize, state_arrays
 
 ASSIGNMENT = "05_decoder"
 HELDOUT = Path(__file__).resolve().parent.parent / "heldout" / "devils_dictionary_w-z.txt"
 #: The tolerances (atol, rtol) the notebook's tests compare these fixtures with (staff.authoring.fixtures).
-TOLERANCES = {"*": (1e-6, 1e-5), "decoder_layer/y": (1e-5, 1e-5), "gpt": (1e-5, 1e-5)}
+TOLERANCES = {"*": (1e-6, 1e-5), "decoder_layer/y": (1e-5, 1e-5), "gpt": (1e-5, 1e-5),
+              "heldout/logits": (5e-3, 5e-3), "reversal/parity_logits": (5e-3, 5e-3),
+              "reversal/parity_cross": (5e-3, 5e-3)}  # the prerequisites: parity with the grader's weights
 #: The expected outputs in each fixture (key patterns): a grading kernel never sees them, the judge
 #: compares with them (staff/grading/sandbox.py, judge.py). Everything else is an input.
 OUTPUTS = {"causal": ("mask", "out", "weights"), "decoder_layer": ("y", "cross_weights"), "gpt": ("logits",),
            "sampling": ("probs",), "decoding": ("greedy", "lengths", "sampled"),
-           "language_model": ("loss", "perplexity_*"), "heldout": ("targets",),
-           "reversal": ("targets", "alignment")}
+           "language_model": ("loss", "perplexity_*"), "heldout": ("targets", "logits"),
+           "reversal": ("targets", "alignment", "parity_logits", "parity_cross")}
 GPT_SIZES = ("vocab_size", "n_positions", "d_model", "n_heads", "n_layers")
 
 
@@ -147,16 +159,42 @@ def language_model_case(sol: dict, g: Draws, batch: int, seq: int, vocab: int, t
                       vocab_size=int_array(vocab)), **perplexities}
 
 
-def heldout_case(windows: int = 16, length: int = 64) -> dict:
+def graded_sizes() -> dict[str, int]:
+    """What the graded run trains, read from the notebook's given (read-only) cells: the autograder's
+    branch of ``lm_graded_settings`` and the ``S2S_*`` line of ``train_seq2seq``. The grader's weights
+    for the prerequisite must fit the trained models, whose parameters the test loads after them."""
+    cells = {nbgrader(c).get("grade_id"): c.source for c in nbformat.read(source_notebook(ASSIGNMENT), as_version=4).cells}
+    found = {"env": types.SimpleNamespace(under_autograde=lambda: True), "print": lambda *args, **kwargs: None}
+    exec(cells["lm_graded_settings"], found)
+    exec("\n".join(line for line in cells["train_seq2seq"].splitlines() if line.startswith("S2S_")), found)
+    return {"vocab_size": text.VOCAB_SIZE, "n_positions": found["CONTEXT"], "d_model": found["D_MODEL"],
+            "n_heads": found["N_HEADS"], "n_layers": found["N_LAYERS"],
+            "s2s": dict(d_model=found["S2S_D_MODEL"], n_heads=found["S2S_HEADS"], n_layers=found["S2S_LAYERS"])}
+
+
+@torch.no_grad()
+def heldout_case(sol: dict, g: Draws, sizes: dict[str, int], length: int = 32, parity: int = 4) -> dict:
+    """Every block of ``length + 1`` held-out characters: the window, and the character after it
+    (``targets``, in no window); random GPT-2 weights of the graded sizes (all of them random, so
+    every part of the architecture shows) and GPT-2's logits for random ids with them."""
     ids = text.encode(HELDOUT.read_text(encoding="ascii"))
-    stride = (len(ids) - length) // (windows - 1)
-    batch = torch.stack([ids[i * stride:i * stride + length] for i in range(windows)])
-    return _arrays(windows=batch, targets=batch[:, 1:])
+    blocks = ids[: len(ids) // (length + 1) * (length + 1)].view(-1, length + 1)
+    model = randomize(gpt.reference_model(seed=55, **sizes), g)
+    weights = {f"w.{k}": v.numpy().copy() for k, v in gpt.course_state_dict(model).items()}
+    case = {**weights, **{k: int_array(v) for k, v in sizes.items()}}
+    parity_ids = g.integers(0, sizes["vocab_size"], (parity, length))
+    logits = model(input_ids=parity_ids).logits
+    ours = sol["gpt_from_case"](case)(parity_ids)[0]
+    assert (ours - logits).abs().max() < 1e-5, "the solution's GPT differs from GPT-2 with the grader's weights"
+    return {**case, **_arrays(windows=blocks[:, :-1], targets=blocks[:, -1], ids=parity_ids, logits=logits)}
 
 
-def reversal_case(sol: dict, g: Draws, batch: int = 64, width: int = 12) -> dict:
+def reversal_case(sol: dict, g: Draws, batch: int = 64, width: int = 12, parity: int = 8,
+                  sizes: dict[str, int] | None = None) -> dict:
     """Sources drawn with :class:`Draws` (the notebook's own sampler uses torch's generator), in the
-    notebook's tokens; what reversing them gives, and where each output digit must look."""
+    notebook's tokens; what reversing them gives, and where each output digit must look. Then the
+    prerequisite: random weights of the given sizes in the solution's ``Seq2Seq``, and its logits
+    and cross-attention for the first ``parity`` sources with random answers as long as the grader's."""
     lengths = g.integers(sol["MIN_DIGITS"], sol["MAX_DIGITS"] + 1, (batch,))
     source = torch.full((batch, width), sol["PAD"])
     targets = torch.full((batch, width + 1), sol["PAD"])
@@ -166,12 +204,23 @@ def reversal_case(sol: dict, g: Draws, batch: int = 64, width: int = 12) -> dict
         source[row, :n] = digits
         targets[row, :n], targets[row, n] = digits.flip(0), sol["EOS"]
         alignment[row, :n] = torch.arange(n - 1, -1, -1)           # output digit i copies source digit n - 1 - i
-    return _arrays(source=source, source_padding=(source != sol["PAD"]).long(), targets=targets, alignment=alignment)
+    padding = (source != sol["PAD"]).long()
+    sizes = sizes or graded_sizes()["s2s"]
+    model = randomize(sol["Seq2Seq"](sol["SEQ2SEQ_VOCAB"], **sizes), g)
+    target_in = torch.cat([torch.full((parity, 1), sol["BOS"]), g.integers(0, 10, (parity, width)) + sol["FIRST_DIGIT"]], 1)
+    with torch.no_grad():
+        logits, cross = model(source[:parity], padding[:parity], target_in, torch.ones_like(target_in))
+    return {**state_arrays(model, "w."), **{k: int_array(v) for k, v in sizes.items()},
+            **_arrays(source=source, source_padding=padding, targets=targets, alignment=alignment,
+                      parity_source=source[:parity], parity_source_padding=padding[:parity], parity_target_in=target_in,
+                      parity_logits=logits, parity_cross=torch.stack(list(cross)))}
 
 
 def build() -> dict:
     sol = solution_namespace(ASSIGNMENT)
     public, hidden = Draws(505), Draws(5_0505)
+    sizes = graded_sizes()
+    s2s_sizes = sizes.pop("s2s")
     small = dict(vocab_size=61, n_positions=32, d_model=24, n_heads=2, n_layers=2)
     settings = [(1.0, 0, 0.0), (0.7, 0, 0.0), (1.0, 5, 0.0), (1.0, 0, 0.9), (0.0, 0, 0.0), (1.3, 8, 0.8)]
     return {
@@ -200,8 +249,8 @@ def build() -> dict:
         ("public", "language_model"): pack_cases([language_model_case(sol, public, 2, 6, 11, 400, 100)]),
         ("hidden", "language_model"): pack_cases([
             language_model_case(sol, hidden, 3, 9, 17, 900, 250), language_model_case(sol, hidden, 1, 4, 5, 60, 30)]),
-        ("hidden", "heldout"): pack_cases([heldout_case()]),
-        ("hidden", "reversal"): pack_cases([reversal_case(sol, hidden)]),
+        ("hidden", "heldout"): pack_cases([heldout_case(sol, Draws(5_0506), sizes)]),
+        ("hidden", "reversal"): pack_cases([reversal_case(sol, hidden, sizes=s2s_sizes)]),
     }
 
 
