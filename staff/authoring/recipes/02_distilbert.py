@@ -46,7 +46,11 @@ from staff.authoring.tensors import Draws, padding_mask, random_ids, randomize, 
 
 ASSIGNMENT = "02_distilbert"
 #: The tolerances (atol, rtol) the notebook's tests compare these fixtures with (staff.authoring.fixtures).
-TOLERANCES = {"*": (1e-5, 1e-5), "model/logits": (1e-5, 0.0), "predictions": (1e-4, 0.0)}
+#: The model's hidden states pass through six float32 layers: PyTorch's portable and AVX2 kernels
+#: leave them up to 1.31e-6 apart (13 % of the grading tolerance, measured on one machine), so a
+#: rebuild on another CPU may move them by a fifth of it, still 5x inside what grades a student.
+TOLERANCES = {"*": (1e-5, 1e-5), "model/logits": (1e-5, 0.0), "model/hidden_states": (1e-5, 1e-5, 0.2),
+              "predictions": (1e-4, 0.0)}
 #: Fixtures that are trained rather than computed (see the module docstring); :func:`train` makes them.
 TRAINED = ("classifier_head",)
 #: The expected outputs in each fixture (key patterns): a grading kernel never sees them, the judge

@@ -8,6 +8,7 @@ import asyncio
 import logging
 import re
 import socket
+from concurrent.futures import ThreadPoolExecutor
 from types import SimpleNamespace
 
 import nbformat
@@ -96,7 +97,10 @@ def test_the_server_sends_it_for_formgrader_pages_and_a_policy_for_every_other()
         finally:
             server.stop()
 
-    headers = asyncio.run(fetch())
+    # a loop of its own, in a thread of its own: an earlier test in this worker (Playwright's sync API)
+    # may have left this thread's event loop running
+    with ThreadPoolExecutor(1) as thread:
+        headers = thread.submit(asyncio.run, fetch()).result(timeout=60)
     page = _directives(headers["formgrader/page"])
     assert csp.sha256("var base_url = '';") in page["script-src"] and page["report-uri"] == ["/base/api/security/csp-report"]
     assert headers["formgrader/page again"] == (304, None), "the browser's copy keeps its page's policy"

@@ -71,15 +71,21 @@ def test_two_independent_correct_solutions_are_not_flagged(compared, a, b):
     assert score(compared, a, b) < 0.3 < similarity.THRESHOLD
 
 
+def variants_of(original: str) -> set[str]:
+    """The bundled samples that state only their difference from ``original`` (``# based_on:``):
+    copies of it as far as similarity can tell, whatever else they test."""
+    return {p.stem for p in course_dir.samples_dir(A).glob("*.py")
+            if f"# based_on: {original}\n" in p.read_text()}
+
+
 def test_skeleton_only_and_empty_submissions_are_listed_not_compared(compared):
     assert set(compared.empty) == {"stub", "skeleton_touched", "empty"}
     assert not {p for p in compared.pairs for s in compared.empty if s in (p.a, p.b)}
     flagged = {frozenset((p.a, p.b)) for p in compared.flagged}
-    assert flagged == {frozenset(pair) for pair in [
-        ("independent", "independent_renamed_reordered"), ("independent", "independent_few_lines_changed"),
-        ("independent_few_lines_changed", "independent_renamed_reordered"),
-        ("correct_loops", "loops_renamed_reordered"), ("correct_loops", "loops_few_lines_changed"),
-        ("loops_few_lines_changed", "loops_renamed_reordered")]}, "only the copies, nothing else"
+    families = [{"independent", "independent_renamed_reordered", "independent_few_lines_changed"},
+                {"correct_loops", "loops_renamed_reordered", "loops_few_lines_changed", *variants_of("correct_loops")}]
+    assert flagged == {frozenset((a, b)) for family in families for a in family for b in family if a != b}, \
+        "only the copies, nothing else"
 
 
 def test_normalised_code_keeps_only_what_the_student_wrote():
@@ -133,7 +139,12 @@ def test_the_report_shows_pairs_side_by_side_escaped(tmp_path, monkeypatch, caps
     monkeypatch.setattr(course_dir, "COURSE", course)
     assert cli.main(["similarity", "--assignment", A, "--top", "3"]) == 0
     printed = capsys.readouterr().out
-    assert f"similarity: {A}: 15 submissions, 66 pairs compared, 9 at or above 0.6" in printed
+    submitted = len(samples.load(A)) + len(list(CASES.glob("*.py"))) + 3  # the source's, an empty one, x<u>y
+    nonempty = submitted - 3  # stub, skeleton_touched and the empty one: listed, not compared
+    family = len(variants_of("correct_loops")) + 4  # correct_loops' family gains x<u>y
+    copies = 3 + family * (family - 1) // 2
+    assert (f"similarity: {A}: {submitted} submissions, {nonempty * (nonempty - 1) // 2} pairs compared, "
+            f"{copies} at or above 0.6") in printed
     folder = course.root / "reports" / similarity.FOLDER
     index = (folder / "index.html").read_text()
     assert (folder / f"{A}.png").stat().st_size > 5000  # the histogram
