@@ -21,6 +21,9 @@ exact and fast and one broken exercise does not fail the others:
   before the last step, so a loop that never calls ``model.train()`` (or not again after
   ``evaluate``) gets other losses and parameters; the notebook's ``BagOfWords`` draws its masks
   from each batch, so the expected values do not depend on anything else drawing random numbers.
+  ``progress``: every parameter, flattened, where training starts and where it ends (a
+  prerequisite of the hidden test, judged outside the kernel: the student's loop must take the
+  parameters at least half-way there, so a loop that keeps the books and trains nothing earns nothing).
 - ``analyser``: a ``BagOfWords`` over the real tokenizer's ids (hashed into a small vocabulary),
   sentences stored as UTF-8 bytes, thresholds and max lengths, expected probabilities and labels.
 
@@ -62,7 +65,7 @@ TOLERANCES = {"*": (1e-5, 1e-5), "loss/grad": (1e-6, 1e-5),
 #: compares with them (staff/grading/sandbox.py, judge.py). Everything else is an input.
 OUTPUTS = {"heldout": ("labels",), "head": ("logits", "probabilities"), "loss": ("loss", "grad"), "step": ("losses", "lrs", "step[0-9]*"),
            "evaluate": ("probabilities", "confusion", "accuracy", "loss"),
-           "train": ("lr", "val_step", "train_loss", "val_accuracy", "final.*"), "analyser": ("probabilities", "positive")}
+           "train": ("lr", "val_step", "train_loss", "val_accuracy", "final.*", "progress"), "analyser": ("probabilities", "positive")}
 CONFIG_FIELDS = ("vocab_size", "max_position_embeddings", "dim", "n_layers", "n_heads", "hidden_dim")
 
 
@@ -203,7 +206,9 @@ def train_case(sol: dict, draws: Draws, n: int, seq: int, batch_size: int, epoch
         assert after < len(history["train_loss"]), "the dropout case needs an evaluation before the last step"
         gap = np.abs(np.subtract(history["train_loss"], _train(sol, case, without)["train_loss"]))[after:].max()
         assert gap > 1e-3, f"dropout changes the losses after step {after} by only {gap:.2g}"
-    return {**case, **state_arrays(model, "final."),
+    start = torch.cat([v.reshape(-1) for v in sol["state_of"](case, "state.").values()]).double().numpy()
+    end = torch.cat([v.detach().reshape(-1) for v in model.state_dict().values()]).double().numpy()
+    return {**case, **state_arrays(model, "final."), "progress": np.stack([start, end]),
             "train_loss": np.array(history["train_loss"]), "lr": np.array(history["lr"]),
             "val_step": np.array(history["val_step"], dtype=np.int64),
             "val_accuracy": np.array(history["val_accuracy"])}
