@@ -33,7 +33,7 @@ from datetime import date, datetime, time, timedelta, timezone
 from pathlib import Path
 
 from nbgrader.plugins import LateSubmissionPlugin
-from nbgrader.preprocessors import NbGraderPreprocessor
+from nbconvert.preprocessors import Preprocessor
 from traitlets import Float
 
 from course.paths import ROOT
@@ -281,9 +281,13 @@ def after_autograde(course: CourseDir, student: str, assignment: str) -> None:
         apply(course, student, assignment)
 
 
-class ChargeLatePenalty(NbGraderPreprocessor):
+class ChargeLatePenalty(Preprocessor):
     """First of nbgrader's feedback steps (``nbgrader_config.py``): the penalty charged on the points
-    as they are now (a TA's included), before nbgrader's ``GetGrades`` reads it for the page."""
+    as they are now (a TA's included), before nbgrader's ``GetGrades`` reads it for the page. An
+    nbconvert preprocessor (as the other feedback steps): it takes the exporter's configuration
+    (``display_data_priority``) that nbgrader's own base class would warn about on every notebook."""
+
+    enabled = True
 
     def preprocess(self, nb, resources):
         from nbgrader.coursedir import CourseDirectory

@@ -11,6 +11,7 @@ import nbformat
 import pytest
 
 from staff import course_dir
+from staff.course_dir import nbgrader
 from staff.authoring import release, samples
 from staff.grading import feedback, formgrader, model_answers, report
 
@@ -66,6 +67,12 @@ def test_feedback_shows_hidden_tests_as_the_judges_points_and_reasons_and_pendin
             # each pending answer has its note (an answer left empty is nbgrader's real 0, not pending)
             notes = re.findall(r"Not graded yet: a TA will grade this answer \(([0-9.]+) points\)", text)
             assert sum(map(float, notes)) == row.manual_pending, path
+        else:
+            notes = []
+        # the summary at the top lists each written answer with its score, or not at all while it is pending
+        written = [c for c in nbformat.read(course_dir.release_notebook(path.parent.name), as_version=4).cells
+                   if c.cell_type == "markdown" and nbgrader(c).get("grade") and nbgrader(c).get("solution")]
+        assert len(re.findall(r"Written response \(Score: ", text)) + len(notes) == len(written), path
     assert len(html) == sum(len(samples.load(a)) for a in ASSIGNMENTS)
     for path in html:
         assignment = path.parent.name
