@@ -115,8 +115,10 @@ READING = {
     ],
     "06_question_answering": [
         ("devlin", "question answering with an encoder (section 4.2, Figure 4c): question and passage in one "
-                   "input, a start and an end vector, the best span with start \u2264 end; section 4.3 adds the "
-                   "[CLS] null answer of SQuAD 2.0, compared with the best span's score."),
+                   "input, a start and an end vector, the best span with start \u2264 end; section 4.3 answers "
+                   "SQuAD 2.0's unanswerable questions with a null answer at [CLS] (BERT's choice: SQuAD 2.0 only "
+                   "defines the questions), compared with the best span's score plus a threshold tuned on "
+                   "development data."),
         ("squad", "the task and its data: answers that are spans of a Wikipedia paragraph, exact match and F1."),
         ("squad2", "questions without an answer, and why a model must be able to abstain (exercise 4's "
                    "`allow_null`)."),
