@@ -170,7 +170,7 @@ def _autograde(args) -> int:
         limits.memory = int(args.memory_gb * 2**30)
     from staff.grading.canary import CanaryFailed
     from staff.grading.late import DueDatesError
-    from staff.grading.judge import ChecksUnavailable
+    from staff.grading.cell_checks import ChecksUnavailable
     from staff.grading.sandbox import SandboxUnavailable
 
     grading = dict(jobs=args.jobs, limits=limits, unsafe=args.unsafe_no_sandbox)

@@ -115,6 +115,22 @@ def test_no_import_cycles_between_modules():
     assert not cycles, f"import cycle: {' -> '.join(cycles[0])}"
 
 
+def test_every_name_imported_from_the_course_packages_exists():
+    """Imports inside functions run only when their command does (``make autograde``'s error types):
+    a name moved to another module must not wait for an instructor to find it."""
+    import importlib
+
+    missing = []
+    for root in ("course", "staff", "benchmarks"):
+        for path in sorted((paths.ROOT / root).rglob("*.py")):
+            for node in ast.walk(ast.parse(path.read_text())):
+                if isinstance(node, ast.ImportFrom) and not node.level and (node.module or "").split(".")[0] in ("course", "staff"):
+                    module = importlib.import_module(node.module)
+                    missing += [f"{path.relative_to(paths.ROOT)}:{node.lineno}: {node.module}.{a.name}" for a in node.names
+                                if not hasattr(module, a.name) and importlib.util.find_spec(f"{node.module}.{a.name}") is None]
+    assert not missing, missing
+
+
 def test_modules_stay_small():
     sizes = {name: len(path.read_text().splitlines()) for name, path in {**_modules("course"), **_modules("staff")}.items()}
     assert not {k: v for k, v in sizes.items() if v > 330}, "one job per module: split it"
