@@ -444,36 +444,55 @@ def crowded(graded_course, server, tmp_path_factory):
     running.stop()
 
 
-def test_formgrader_opens_quickly_with_300_submissions(page, crowded, capsys):
+def _submission_links(page, url: str) -> list[str]:
+    page.goto(f"{url}/formgrader/gradebook/01_attention/01_attention")
+    page.wait_for_selector("table tbody tr a.name-hidden", timeout=60_000)
+    return page.eval_on_selector_all("table a.name-hidden", "els => els.map(e => e.getAttribute('href'))")
+
+
+def _open_seconds(page, url: str) -> float:
     import time
 
+    start = time.monotonic()
+    page.goto(url)
+    page.wait_for_selector("#q_scaling", timeout=60_000)
+    return time.monotonic() - start
+
+
+def test_formgrader_opens_quickly_with_300_submissions(page, server, crowded, capsys):
+    """A submission's page costs what it costs in a small class: opened alternately on the graded
+    course's own formgrader (a few submissions) and on the crowded one (300 more), in one run."""
+    import time
+
+    small, _ = server
     _, running = crowded
-    page.goto(running.page("lab"))  # this server's token
+    page.goto(running.page("lab"))  # this server's token (the small server's cookie stays)
     listed = []
     for _ in range(3):  # the first also renders the list's templates once (a cold server)
         start = time.monotonic()
         page.goto(f"{running.url}/formgrader/gradebook/01_attention/01_attention")
         page.wait_for_selector("table tbody tr:nth-child(300)", timeout=60_000)
         listed.append(time.monotonic() - start)
-    list_seconds = min(listed)
     rows = page.locator("table tbody tr").count()
-    links = page.eval_on_selector_all("table a.name-hidden", "els => els.map(e => e.getAttribute('href'))")
-    seconds = []
-    for href in links[:11]:  # the first open also renders the page templates once (a cold server)
-        start = time.monotonic()
-        page.goto(running.url + href)
-        page.wait_for_selector("#q_scaling", timeout=60_000)
-        seconds.append(time.monotonic() - start)
+    crowded_links = _submission_links(page, running.url)
+    small_links = _submission_links(page, small.url)
+    _open_seconds(page, running.url + crowded_links[0])  # each renders its page templates once (cold)
+    _open_seconds(page, small.url + small_links[0])
+    pairs = [(_open_seconds(page, small.url + s), _open_seconds(page, running.url + c))
+             for s, c in zip(small_links[1:7], crowded_links[1:7], strict=False)]
+    few, many = min(p[0] for p in pairs), min(p[1] for p in pairs)
     with capsys.disabled():
-        print(f"\nformgrader with {rows} submissions: list {', '.join(f'{s:.2f}' for s in listed)} s, a submission "
-              f"{seconds[0]:.2f} s (first), then {', '.join(f'{s:.2f}' for s in seconds[1:])} s")
-    assert rows >= SCALE
-    # The fastest warm open: the other test process shares these two cores and now grades notebooks
-    # of its own (late work, regrades) while this runs: opens measured 1.40-4.19 s here (median 2.8 s)
-    # against 0.95-1.19 s (median 1.01 s) with the machine idle; what the formgrader can do is the
-    # open that did not wait for it (the list's too). Ten warm opens: in one run all four of the
-    # earlier four took 3.0-3.5 s while the other process's work held both cores.
-    assert list_seconds < 2.0 and min(seconds[1:]) < 2.0
+        print(f"\nformgrader with {rows} submissions: list {', '.join(f'{s:.2f}' for s in listed)} s; a submission "
+              f"{many:.2f} s against {few:.2f} s in the small class (fastest of {len(pairs)} alternate opens: "
+              + ", ".join(f"{a:.2f}/{b:.2f}" for a, b in pairs) + ")")
+    assert rows >= SCALE and len(pairs) >= 3
+    assert min(listed) < 2.0  # the fastest list: the other test process shares these two cores
+    # The other test process shares these two cores and grades notebooks of its own while this runs:
+    # single opens measured 1.40-4.19 s here against 0.95-1.19 s with the machine idle, so a bound
+    # in seconds measured the other process (CI failed one at 2.38 s). What the formgrader owes a
+    # large class is a page that costs no more than in a small one: opens alternate between the two
+    # servers, each the fastest of its six, so both see the same load.
+    assert many < 1.5 * few, f"a submission's page opens in {many:.2f} s with {rows} submissions, {few:.2f} s in a small class"
 
 
 def test_manage_submissions_opens_quickly_with_300_submissions(page, crowded, capsys):
