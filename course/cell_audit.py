@@ -92,9 +92,12 @@ def describe(cell, section: str) -> str:
 @dataclass
 class Audit:
     """What the cells say: ``problems`` with the cells and metadata (each names a cell and a fix),
-    ``stubs`` (answers still as released) and ``notes`` (what could not be compared)."""
+    ``stubs`` (answers still as released), ``restored`` (edited read-only cells: the grader puts the
+    released version back, so they are nothing to fix, but the student's run of them may differ from
+    the grader's) and ``notes`` (what could not be compared)."""
     problems: list[str] = field(default_factory=list)
     stubs: list[str] = field(default_factory=list)
+    restored: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
 
@@ -113,9 +116,15 @@ def _same_cell(released, cell) -> bool:
     return bool(meta(released).get("solution") and name and name[0].strip() in cell["source"])
 
 
-def compare(student, released) -> list[str]:
-    """The student's nbgrader cells against the released notebook's, each problem named."""
-    cells, problems = student["cells"], []
+def _restored(index: int, what: str, why: str) -> str:
+    return (f"cell {index + 1}, {what}, {why}: it is read-only and the grader uses the released version, so "
+            f"nothing to fix; if your answers rely on your edit, {FRESH_COPY} and run the notebook again")
+
+
+def compare(student, released) -> tuple[list[str], list[str]]:
+    """The student's nbgrader cells against the released notebook's: the problems, each named, and
+    the edited read-only cells (restored at grading)."""
+    cells, problems, restored = student["cells"], [], []
     sections, released_sections = _sections(cells), _sections(released["cells"])
     mine: dict[str, list[int]] = {}
     for index, cell in enumerate(cells):
@@ -152,21 +161,20 @@ def compare(student, released) -> list[str]:
         if cell["cell_type"] != ref["cell_type"] or any(meta(cell).get(k) != meta(ref).get(k) for k in flags):
             problems.append(f"cell {index + 1}, {what}, has changed nbgrader metadata (its type or points): {FRESH_COPY}")
         elif is_locked(ref) and cell["source"].strip() != ref["source"].strip():
-            problems.append(f"cell {index + 1}, {what}, was edited (or comes from an older release): it is "
-                            f"read-only, and the grader puts the released version back, so the edit changes "
-                            f"nothing for grading: {FRESH_COPY}")
+            restored.append(_restored(index, what, "differs from the release (edited, or from an earlier release)"))
     for gid, indices in mine.items():
         for index in indices:
             if gid not in theirs and index not in claimed:
                 problems.append(f"cell {index + 1} (in “{sections[index]}”) carries the grade id `{gid}`, which the "
                                 f"released notebook does not have: remove its nbgrader metadata (or delete the cell "
                                 f"if you copied it from elsewhere)")
-    return problems
+    return problems, restored
 
 
-def self_check(student) -> list[str]:
-    """Without a released copy: duplicates, and read-only cells against nbgrader's own checksums."""
-    cells, problems, seen = student["cells"], [], {}
+def self_check(student) -> tuple[list[str], list[str]]:
+    """Without a released copy: duplicates, and read-only cells against nbgrader's own checksums
+    (the problems, and the edited read-only cells)."""
+    cells, problems, restored, seen = student["cells"], [], [], {}
     sections = _sections(cells)
     for index, cell in enumerate(cells):
         gid = grade_id(cell)
@@ -179,29 +187,35 @@ def self_check(student) -> list[str]:
         seen[gid] = index
         stored = meta(cell).get("checksum")
         if is_locked(cell) and stored and _checksum_or_none(cell) != stored:
-            problems.append(f"cell {index + 1}, {what}, was edited (nbgrader's checksum differs): {FRESH_COPY}")
-    return problems
+            restored.append(_restored(index, what, "was edited (nbgrader's checksum differs)"))
+    return problems, restored
 
 
 def stubs(student) -> list[str]:
-    """Answers still as released: code that raises the stub, written answers still the placeholder."""
+    """Answers still as released: code that raises the stub (its line named: the student deletes
+    it once the answer is written), written answers still holding the placeholder."""
     found = []
     sections = _sections(student["cells"])
     for index, cell in enumerate(student["cells"]):
         if not meta(cell).get("solution"):
             continue
-        code = [line.split("#", 1)[0].strip() for line in cell["source"].splitlines()]
-        if (CODE_STUB in code if cell["cell_type"] == "code" else TEXT_STUB in cell["source"]):
-            found.append(f"cell {index + 1}, {describe(cell, sections[index])}")
+        where = f"cell {index + 1}, {describe(cell, sections[index])}"
+        if cell["cell_type"] == "code":
+            code = [line.split("#", 1)[0].strip() for line in cell["source"].splitlines()]
+            if CODE_STUB in code:
+                found.append(f"{where}: line {code.index(CODE_STUB) + 1} still raises `{CODE_STUB}`; write "
+                             f"your answer and delete that line")
+        elif TEXT_STUB in cell["source"]:
+            found.append(f"{where}: still says “{TEXT_STUB}”; replace it with your answer")
     return found
 
 
 def audit(student, released=None) -> Audit:
     result = Audit(stubs=stubs(student))
     if released is not None:
-        result.problems = compare(student, released)
+        result.problems, result.restored = compare(student, released)
     else:
-        result.problems = self_check(student)
+        result.problems, result.restored = self_check(student)
         result.notes.append("no released copy of the notebook was found to compare with, so deleted cells and "
                             "stripped metadata cannot be seen; read-only cells were checked against nbgrader's "
                             "checksums only")

@@ -177,9 +177,12 @@ def report(assignment: str, path: Path | None = None, fresh: bool = True, progre
     if warning:
         lines.append(f"  ! {warning}")
     audit = cell_audit.audit(nb, released_notebook(assignment, saved))
+    unchanged = (f"{len(audit.restored)} read-only cell(s) differ from the release (restored at grading)"
+                 if audit.restored else "read-only cells unchanged")
     lines.append("Cells and metadata: " + (f"{len(audit.problems)} problem(s) the grader would trip on"
-                                           if audit.problems else "every graded cell in place, read-only cells unchanged"))
-    lines += [f"  ✗ {p}" for p in audit.problems] + [f"  ({note})" for note in audit.notes]
+                                           if audit.problems else f"every graded cell in place, {unchanged}"))
+    lines += [f"  ✗ {p}" for p in audit.problems] + [f"  ! {r}" for r in audit.restored]
+    lines += [f"  ({note})" for note in audit.notes]
     lines.append("Answers still as released: " + (f"{len(audit.stubs)}" if audit.stubs else "none"))
     lines += [f"  ✗ {s}" for s in audit.stubs]
     lines.append(f"(static checks: {time.perf_counter() - started:.2f} s)")
@@ -190,8 +193,10 @@ def report(assignment: str, path: Path | None = None, fresh: bool = True, progre
     lines.append(f"Visible checks {label}: {len(outcomes) - len(failed)} of {len(outcomes)} passed")
     lines += [f"  {'✓' if outcome == 'passed' else '✗'} {what}: {outcome}" for what, outcome in outcomes]
     todo = len(audit.problems) + len(audit.stubs) + len(failed) + bool(warning) + bool(ran and ran.stopped)
-    lines += ["", "Ready to hand in." if not todo else f"{todo} thing(s) above to fix before you hand in.",
-              hand_in(assignment, saved)]
+    # Not a grade: the hidden tests grade, and the fresh run used the grader's (smaller) settings.
+    done = ("Ready to hand in: nothing above to fix. This is not a grade: the hidden tests grade your "
+            "answers after the deadline.")
+    lines += ["", done if not todo else f"{todo} thing(s) above to fix before you hand in.", hand_in(assignment, saved)]
     return "\n".join(lines)
 
 
