@@ -49,7 +49,10 @@ class Outcome:
         return None
 
 
-def _kernel_manager(folder: Path):
+def kernel_manager(folder: Path):
+    """A kernel of this Python whose spec and sockets live in ``folder``: on Linux (Colab, the
+    grader) its sockets are ZMQ ``ipc`` files there, so no TCP port is open to the machine's other
+    users and the kernel does not warn that it runs over TCP without encryption."""
     from jupyter_client import AsyncKernelManager
     from jupyter_client.kernelspec import KernelSpecManager
 
@@ -58,8 +61,9 @@ def _kernel_manager(folder: Path):
     (spec / "kernel.json").write_text(json.dumps({
         "argv": [os.path.abspath(sys.executable), "-m", "ipykernel_launcher", "-f", "{connection_file}"],
         "display_name": "fresh run", "language": "python"}))
+    sockets = {"transport": "ipc", "ip": str(folder / "kernel")} if sys.platform == "linux" else {}
     return AsyncKernelManager(kernel_name=spec.name, kernel_spec_manager=KernelSpecManager(
-        kernel_dirs=[str(spec.parent)]))
+        kernel_dirs=[str(spec.parent)]), **sockets)
 
 
 def _environment() -> dict[str, str]:
@@ -92,7 +96,7 @@ def run(nb, progress: bool = True) -> Outcome:
         # The setup cell looks for the course files in ./transformers-course (as on Colab) or ..:
         # point the first at this package's folder, so the copy never clones or installs anything.
         (work / "transformers-course").symlink_to(settings.ROOT, target_is_directory=True)
-        client = NotebookClient(copy_nb, km=_kernel_manager(Path(folder)), timeout=limits.cell_timeout,
+        client = NotebookClient(copy_nb, km=kernel_manager(Path(folder)), timeout=limits.cell_timeout,
                                 allow_errors=True, interrupt_on_timeout=False, shutdown_kernel="immediate",
                                 startup_timeout=STARTUP_TIMEOUT, resources={"metadata": {"path": str(work)}})
         bar = tqdm(total=len(code), desc="fresh run: ", unit="cell", file=sys.stdout, disable=not progress,

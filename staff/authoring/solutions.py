@@ -27,7 +27,7 @@ import nbformat
 import numpy as np
 from nbformat import NotebookNode
 
-from course import paths, settings, submission
+from course import fresh_run, paths, settings, submission
 from staff import course_dir
 from staff.authoring import publish, release
 from staff.grading import feedback
@@ -119,11 +119,13 @@ def execute(nb: NotebookNode, bundle: Path, assignment: str, timeout: int | None
     env = {k: v for k, v in os.environ.items() if k != "NBGRADER_EXECUTION"}  # the full run, as a student's
     env.update({settings.FIXTURES_VARIABLE: str(bundle / "fixtures"), "PYTHONPATH": str(bundle),
                 "MPLBACKEND": "module://matplotlib_inline.backend_inline"})  # figures as outputs, even under Agg
-    client = NotebookClient(nb, timeout=timeout, kernel_name="python3", resources={"metadata": {"path": str(folder)}})
     running = {}
-    client.on_cell_execute = lambda cell, cell_index: running.update(cell=cell.get("id", f"number {cell_index}"))
     try:
-        client.execute(env=env)
+        with tempfile.TemporaryDirectory(prefix="solutions-") as sockets:
+            client = NotebookClient(nb, km=fresh_run.kernel_manager(Path(sockets)), timeout=timeout,
+                                    resources={"metadata": {"path": str(folder)}})
+            client.on_cell_execute = lambda cell, cell_index: running.update(cell=cell.get("id", f"number {cell_index}"))
+            client.execute(env=env, cleanup_kc=True)  # the kernel is shut down: its manager is ours
     except (CellExecutionError, CellTimeoutError, DeadKernelError) as error:
         what = (f"{error.ename}: {error.evalue[:300]}" if isinstance(error, CellExecutionError) else
                 f"still running after {timeout} s: give it longer with --cell-timeout" if isinstance(error, CellTimeoutError)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import re
+import tempfile
 from pathlib import Path
 
 import nbformat
@@ -20,7 +21,7 @@ from nbclient import NotebookClient
 from traitlets.config import Config
 from traitlets.config.loader import PyFileConfigLoader
 
-from course import settings
+from course import fresh_run, settings
 from course.settings import ROOT
 from staff import course_dir
 from staff.course_dir import nbgrader
@@ -81,9 +82,10 @@ def validate_release(notebook: Path) -> list[str]:
     timeout = course_config().Execute.get("timeout", 120)
     nb = nbformat.read(notebook, as_version=4)
     # The notebook's last cell (course.submission.check) would run the whole notebook again.
-    NotebookClient(nb, timeout=timeout, kernel_name="python3", allow_errors=True,
-                   resources={"metadata": {"path": str(notebook.parent)}}).execute(
-        env={**os.environ, settings.SKIP_FRESH_RUN_VARIABLE: "1"})
+    with tempfile.TemporaryDirectory(prefix="validate-") as folder:
+        NotebookClient(nb, km=fresh_run.kernel_manager(Path(folder)), timeout=timeout, allow_errors=True,
+                       resources={"metadata": {"path": str(notebook.parent)}}).execute(
+            env={**os.environ, settings.SKIP_FRESH_RUN_VARIABLE: "1"}, cleanup_kc=True)  # shut down: ours
     problems = []
     for cell in nb.cells:
         if cell.cell_type != "code":

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from nbgrader.api import Gradebook, MissingEntry
 
-from staff import course_dir
+from staff import course_dir, text_table
 from staff.course_dir import CourseDir
 from staff.grading.status import Outcome
 
@@ -76,8 +76,8 @@ def _points(value) -> str:
 
 
 def table(found: list[dict]) -> str:
-    lines = [f"{'when':<24} {'who':<12} {'assignment':<26} {'student':<20} {'auto before':>11} {'after':>6}  status / why"]
-    lines += [f"{e.get('when', ''):<24} {e.get('who', ''):<12} {e.get('assignment', ''):<26} {e.get('student', ''):<20} "
-              f"{_points(e.get('old_auto')):>11} {_points(e.get('new_auto')):>6}  {e.get('status', '')}"
-              + (f": {e['reason']}" if e.get("reason") else "") for e in found]
-    return "\n".join(lines)
+    rows = [[e.get("when", ""), e.get("who", ""), e.get("assignment", ""), e.get("student", ""),
+             _points(e.get("old_auto")), _points(e.get("new_auto")),
+             e.get("status", "") + (f": {e['reason']}" if e.get("reason") else "")] for e in found]
+    return text_table.render(["when", "who", "assignment", "student", "auto before", "after", "status / why"], rows,
+                             right=frozenset({4, 5}), last_free=True)

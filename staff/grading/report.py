@@ -17,7 +17,7 @@ from pathlib import Path
 
 from nbgrader.api import Gradebook, MissingEntry
 
-from staff import course_dir
+from staff import course_dir, text_table
 from staff.authoring import samples
 from staff.course_dir import CourseDir
 from staff.grading import similarity
@@ -64,13 +64,12 @@ def rows(assignments: list[str] | None = None, course: CourseDir = course_dir.CO
 
 
 def table(found: list[Row]) -> str:
-    header = f"{'assignment':<14} {'student':<20} {'auto score':>12} {'manual pending':>15} {'expected':>9}"
-    lines = [header, "-" * len(header)]
-    for r in found:
-        mark = "" if r.expected is None else f"{r.expected:g} {'ok' if r.expected == r.auto_score else 'MISMATCH'}"
-        lines.append(f"{r.assignment:<14} {r.student:<20} {f'{r.auto_score:g} / {r.auto_max:g}':>12} "
-                     f"{f'{r.manual_pending:g} pts' if r.manual_pending else '-':>15} {mark:>9}")
-    return "\n".join(lines)
+    rows = [[r.assignment, r.student, f"{r.auto_score:g} / {r.auto_max:g}",
+             f"{r.manual_pending:g} pts" if r.manual_pending else "-",
+             "" if r.expected is None else f"{r.expected:g} {'ok' if r.expected == r.auto_score else 'MISMATCH'}"]
+            for r in found]
+    return text_table.render(["assignment", "student", "auto score", "manual pending", "expected"], rows,
+                             right=frozenset({2, 3, 4}))
 
 
 def trust_notes(assignments: list[str] | None = None) -> str:

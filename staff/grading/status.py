@@ -10,6 +10,7 @@ import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from staff import text_table
 from staff.course_dir import CourseDir
 
 STATUSES = ("graded", "repaired", "flagged", "timeout", "kernel died", "disk quota", "invalid notebook")
@@ -69,7 +70,6 @@ def save_status(course: CourseDir, outcomes: list[Outcome]) -> None:
 
 
 def summary(outcomes: list[Outcome]) -> str:
-    lines = [f"{'assignment':<26} {'student':<22} {'status':<17} {'time':>6}  reason", "-" * 100]
-    lines += [f"{o.assignment:<26} {o.student:<22} {o.status:<17} {o.seconds:>5.0f}s  {o.reason[:110]}"
-              for o in outcomes]
-    return "\n".join(lines)
+    return text_table.render(["assignment", "student", "status", "time", "reason"],
+                             [[o.assignment, o.student, o.status, f"{o.seconds:.0f}s", o.reason[:110]] for o in outcomes],
+                             right=frozenset({3}), last_free=True)

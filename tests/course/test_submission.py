@@ -235,8 +235,13 @@ def test_the_fresh_run_names_the_first_error_and_a_cell_over_the_limit(monkeypat
         "sys.path.insert(0, 'transformers-course')  # as the setup cell finds the course files",
         "from course import submission\n" + 'submission.check("01_attention")',  # the copy's own last cell
         "print(undefined_name)", "time.sleep(60)", "print('never')")])
+    # The kernel's own view of its sockets: ZMQ ipc files, no TCP port (and no warning about one)
+    nb.cells.insert(1, nbformat.v4.new_code_cell("from ipykernel.kernelapp import IPKernelApp\n"
+                                                 "print(IPKernelApp.instance().transport)"))
     ran = fresh_run.run(nb, progress=False)
+    assert ran.nb.cells[1].outputs[0].text == "ipc\n"
+    del ran.nb.cells[1]
     assert ran.nb.cells[1].outputs[0].text == "submission check: skipped (this notebook is being run by nbgrader)\n"
     assert ran.first_error()[:2] == (2, "NameError")
-    assert ran.stopped == "cell 4 was still running when the per-cell limit (2 s) ran out"
-    assert ran.cells_run == 3 and ran.seconds < 30
+    assert ran.stopped == "cell 5 was still running when the per-cell limit (2 s) ran out"
+    assert ran.cells_run == 4 and ran.seconds < 30
