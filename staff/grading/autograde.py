@@ -77,17 +77,27 @@ def _judge(batch: Batch, assignment: str, result: worker.Result) -> dict[str, ju
     return judge.judge_notebook(result.records, specs, batch.fixtures)
 
 
+#: A status reason lists at most this many items, whole (the report shows each as a line).
+REASON_ITEMS = 30
+
+
+def _items(items: list[str]) -> str:
+    """Items of a status reason, joined whole: never cut mid-word."""
+    more = len(items) - REASON_ITEMS
+    return "; ".join(items[:REASON_ITEMS] + ([f"and {more} more"] if more > 0 else []))
+
+
 def _distrusted(result: worker.Result, judged: dict[str, judge.Verdict]) -> tuple[str, str] | None:
     """A status for a run whose kernel tampered with its records or the shell's hooks."""
     foreign = [f"{cell}: {v.foreign}" for cell, v in judged.items() if v.foreign]
     if foreign:  # only code running inside a test cell (the submission's, called by it) writes those
         return "flagged", ("for manual review: test cells recorded checks their tests do not make, so they score 0 ("
-                           + "; ".join(foreign) + ")")[:400]
+                           + _items(foreign) + ")")
     if result.bad_records:
         return "flagged", f"for manual review: the kernel's records were rejected ({result.bad_records}); its judged cells score 0"
     if result.guard:  # defence in depth (cells.py): the guard put the shell's hooks back before these cells
-        changed = "; ".join(f"before {cell}: {hooks}" for cell, hooks in sorted(result.guard.items()))
-        return "flagged", f"for manual review: the notebook changed how the kernel runs cells ({changed})"[:300]
+        changed = _items([f"before {cell}: {hooks}" for cell, hooks in sorted(result.guard.items())])
+        return "flagged", f"for manual review: the notebook changed how the kernel runs cells ({changed})"
     return None
 
 
@@ -146,10 +156,10 @@ def finish(course: CourseDir, item: Ready, batch: Batch, result: worker.Result |
         verdict = "kernel died", logged.strip().splitlines()[-1][:200]
     distrusted = _distrusted(result, judged) if judged is not None else None
     if distrusted and verdict is None:
-        verdict = distrusted[0], "; ".join([distrusted[1], *item.flags])[:600]
+        verdict = distrusted[0], "; ".join([distrusted[1], _items(item.flags)]) if item.flags else distrusted[1]
     if verdict is None:
         if item.flags:
-            verdict = "flagged", "for manual review: " + "; ".join(item.flags)
+            verdict = "flagged", "for manual review: " + _items(item.flags)
         elif item.repairs:
             verdict = "repaired", "; ".join(item.repairs)
         else:
