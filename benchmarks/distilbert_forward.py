@@ -10,12 +10,12 @@ a change of machine load hits both alike; the medians are compared.
 
     python benchmarks/distilbert_forward.py [--runs 10] [--threads N]
 """
+
 from __future__ import annotations
 
 import argparse
 import statistics
 import time
-
 
 import torch
 
@@ -48,12 +48,19 @@ def main() -> int:
     namespace = solution_namespace("02_distilbert")
     namespace["device"] = "cpu"
     hf_eager = models.load_classifier(fixture_file("02_distilbert", "classifier_head"))
-    hf_sdpa = models.load_classifier(fixture_file("02_distilbert", "classifier_head"), attn_implementation="sdpa")
+    hf_sdpa = models.load_classifier(
+        fixture_file("02_distilbert", "classifier_head"), attn_implementation="sdpa"
+    )
     ours = namespace["load_pretrained"](hf_eager)
 
     sentences, _ = read_sentiment("train")
-    batch = models.load_tokenizer()(sentences[:args.batch], padding="max_length", truncation=True,
-                                    max_length=args.seq, return_tensors="pt")
+    batch = models.load_tokenizer()(
+        sentences[: args.batch],
+        padding="max_length",
+        truncation=True,
+        max_length=args.seq,
+        return_tensors="pt",
+    )
     input_ids, attention_mask = batch["input_ids"], batch["attention_mask"]
     candidates = {
         "reference solution": lambda: ours(input_ids, attention_mask),
@@ -62,7 +69,10 @@ def main() -> int:
     }
     times: dict[str, list[float]] = {name: [] for name in candidates}
     with torch.inference_mode():
-        error = (ours(input_ids, attention_mask)[0] - hf_eager(input_ids=input_ids, attention_mask=attention_mask).logits)
+        error = (
+            ours(input_ids, attention_mask)[0]
+            - hf_eager(input_ids=input_ids, attention_mask=attention_mask).logits
+        )
         for _ in range(args.warmup):
             for forward in candidates.values():
                 forward()
@@ -70,14 +80,18 @@ def main() -> int:
             for name, forward in candidates.items():
                 times[name].append(timed(forward))
 
-    print(f"forward pass, batch {args.batch} × {args.seq} tokens ({int(attention_mask.sum())} real), "
-          f"CPU, {torch.get_num_threads()} threads, median of {args.runs} runs after {args.warmup} warm-up")
+    print(
+        f"forward pass, batch {args.batch} × {args.seq} tokens ({int(attention_mask.sum())} real), "
+        f"CPU, {torch.get_num_threads()} threads, median of {args.runs} runs after {args.warmup} warm-up"
+    )
     medians = {name: statistics.median(t) for name, t in times.items()}
     for name, median in medians.items():
         print(f"  {name:22} {median * 1000:8.1f} ms  (min {min(times[name]) * 1000:.1f} ms)")
     ratio = medians["reference solution"] / medians["transformers (eager)"]
-    print(f"ratio reference / transformers (eager): {ratio:.3f} (goal <= {GOAL}); "
-          f"reference / sdpa: {medians['reference solution'] / medians['transformers (sdpa)']:.3f}")
+    print(
+        f"ratio reference / transformers (eager): {ratio:.3f} (goal <= {GOAL}); "
+        f"reference / sdpa: {medians['reference solution'] / medians['transformers (sdpa)']:.3f}"
+    )
     print(f"max abs difference of the logits: {error.abs().max().item():.2g}")
     return 0 if ratio <= GOAL else 1
 

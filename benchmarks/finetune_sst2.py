@@ -40,6 +40,7 @@ AdamW 5e-5 and padding to 64 tokens reached 84.6 % on 10,000 phrases in 246 s (4
     python benchmarks/finetune_sst2.py            # the default, best configuration (~10 min per loop)
     python benchmarks/finetune_sst2.py --quick    # smoke test: 2,000 phrases
 """
+
 from __future__ import annotations
 
 import argparse
@@ -55,6 +56,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import course  # noqa: E402,F401  (offline hub mode, course/settings.py: before transformers is imported)
+
+# isort: split
 import datasets  # noqa: E402
 import torch  # noqa: E402
 import torch.nn as nn  # noqa: E402
@@ -85,11 +88,11 @@ class SentimentModel(nn.Module):
     def forward(self, input_ids, attention_mask, labels=None) -> SequenceClassifierOutput:
         hidden = self.encoder(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
         if self.pooling == "cls":
-            pooled = hidden[:, 0]                                        # (batch, dim)
+            pooled = hidden[:, 0]  # (batch, dim)
         else:  # mean of the real tokens ([CLS] and [SEP] included), padding excluded
-            mask = attention_mask.unsqueeze(-1).to(hidden.dtype)         # (batch, seq, 1)
+            mask = attention_mask.unsqueeze(-1).to(hidden.dtype)  # (batch, seq, 1)
             pooled = (hidden * mask).sum(dim=1) / mask.sum(dim=1).clamp(min=1)
-        logits = self.W_hy(self.dropout(pooled)).squeeze(-1).float()    # (batch,)
+        logits = self.W_hy(self.dropout(pooled)).squeeze(-1).float()  # (batch,)
         loss = None if labels is None else F.binary_cross_entropy_with_logits(logits, labels.float())
         return SequenceClassifierOutput(loss=loss, logits=logits)
 
@@ -126,23 +129,31 @@ def fast_collate(pad_id: int):
     padding with ``pad_id``, mask 1 on real tokens), built with ``pad_sequence`` from rows held in a
     Python list: about 0.4 ms per batch of 32 instead of 1.9 ms for Arrow rows + the tokenizer's
     ``pad`` (a plain loop can keep its data in any form; Trainer reads the ``datasets.Dataset``)."""
+
     def collate(rows):
         ids = [torch.tensor(row["input_ids"]) for row in rows]
-        return {"input_ids": nn.utils.rnn.pad_sequence(ids, batch_first=True, padding_value=pad_id),
-                "attention_mask": nn.utils.rnn.pad_sequence([torch.ones(len(i), dtype=torch.long) for i in ids],
-                                                            batch_first=True),
-                "labels": torch.tensor([row["labels"] for row in rows])}
+        return {
+            "input_ids": nn.utils.rnn.pad_sequence(ids, batch_first=True, padding_value=pad_id),
+            "attention_mask": nn.utils.rnn.pad_sequence(
+                [torch.ones(len(i), dtype=torch.long) for i in ids], batch_first=True
+            ),
+            "labels": torch.tensor([row["labels"] for row in rows]),
+        }
+
     return collate
 
 
 def tokenize(dataset, tokenizer, max_length: int):
     """input_ids, attention_mask, labels and length (tokens) per example, unpadded."""
+
     def encode(batch):
-        encoded = tokenizer(batch["sentence"], truncation=True, max_length=max_length,
-                            return_token_type_ids=False)
+        encoded = tokenizer(
+            batch["sentence"], truncation=True, max_length=max_length, return_token_type_ids=False
+        )
         encoded["length"] = [len(ids) for ids in encoded["input_ids"]]
         encoded["labels"] = batch["label"]
         return encoded
+
     return dataset.map(encode, batched=True, remove_columns=dataset.column_names, keep_in_memory=True)
 
 
@@ -157,7 +168,7 @@ def accuracy(model: nn.Module, dataset, collator, batch_size: int = 128) -> floa
     order = sorted(range(len(dataset)), key=lambda i: dataset[i]["length"])
     correct = 0
     for start in range(0, len(order), batch_size):
-        batch = collator([dataset[i] for i in order[start:start + batch_size]])
+        batch = collator([dataset[i] for i in order[start : start + batch_size]])
         labels = batch.pop("labels")
         logits = model(**batch).logits
         correct += int(((logits > 0).long() == labels).sum())
@@ -170,12 +181,17 @@ def train_plain(model: nn.Module, train, collator, args) -> tuple[float, int, fl
     rows = train.to_list()  # data preparation, before the clock starts (like tokenisation)
     torch.manual_seed(args.seed)
     sampler = LengthGroupedSampler(args.batch_size, lengths=[row["length"] for row in rows])
-    loader = DataLoader(rows, batch_size=args.batch_size, sampler=sampler,
-                        collate_fn=fast_collate(collator.pad.tokenizer.pad_token_id))
+    loader = DataLoader(
+        rows,
+        batch_size=args.batch_size,
+        sampler=sampler,
+        collate_fn=fast_collate(collator.pad.tokenizer.pad_token_id),
+    )
     steps = len(loader) * args.epochs
     trainable = [p for p in model.parameters() if p.requires_grad]  # what Trainer's optimiser gets too
-    optimizer = torch.optim.AdamW(trainable, lr=args.lr, betas=(0.9, 0.999), eps=1e-8,
-                                  weight_decay=args.weight_decay, fused=True)
+    optimizer = torch.optim.AdamW(
+        trainable, lr=args.lr, betas=(0.9, 0.999), eps=1e-8, weight_decay=args.weight_decay, fused=True
+    )
     scheduler = get_linear_schedule_with_warmup(optimizer, warmup_steps(args, steps), steps)
     losses: list[float] = []
     step_seconds: list[float] = []
@@ -194,13 +210,16 @@ def train_plain(model: nn.Module, train, collator, args) -> tuple[float, int, fl
             losses.append(loss.detach())
             step_seconds.append(time.perf_counter() - step_start)
             if args.log_every and len(losses) % args.log_every == 0:
-                recent = torch.stack(losses[-args.log_every:]).mean().item()
-                print(f"  plain loop   step {len(losses):5d}/{steps}  loss {recent:.4f}  "
-                      f"lr {scheduler.get_last_lr()[0]:.2e}  {time.perf_counter() - start:6.0f} s", flush=True)
+                recent = torch.stack(losses[-args.log_every :]).mean().item()
+                print(
+                    f"  plain loop   step {len(losses):5d}/{steps}  loss {recent:.4f}  "
+                    f"lr {scheduler.get_last_lr()[0]:.2e}  {time.perf_counter() - start:6.0f} s",
+                    flush=True,
+                )
     seconds = time.perf_counter() - start
     # The last complete logging window, as Trainer reports it (the whole run without logging).
     end = len(losses) // args.log_every * args.log_every if args.log_every else len(losses)
-    window = losses[end - args.log_every:end] if args.log_every and end else losses
+    window = losses[end - args.log_every : end] if args.log_every and end else losses
     return seconds, len(losses), torch.stack(window).mean().item(), step_seconds
 
 
@@ -209,7 +228,7 @@ def warm_up(initial: nn.Module, train, collator, args) -> None:
     allocation, kernel selection) are not charged to whichever loop happens to run first."""
     model = copy.deepcopy(initial).train()
     order = sorted(range(len(train)), key=lambda i: train[i]["length"])
-    for index in (order[:args.batch_size], order[-args.batch_size:]):
+    for index in (order[: args.batch_size], order[-args.batch_size :]):
         with autocast(args.bf16):
             model(**collator([train[i] for i in index])).loss.backward()
 
@@ -228,6 +247,7 @@ def train_trainer(model: nn.Module, train, collator, args) -> tuple[float, int, 
     class StepTimer(TrainerCallback):
         """The same window as the plain loop's: Trainer calls on_step_begin with the batch in hand,
         on_step_end after the optimiser, the scheduler and zero_grad."""
+
         def on_step_begin(self, *_args, **_kwargs):
             self.start = time.perf_counter()
 
@@ -237,24 +257,46 @@ def train_trainer(model: nn.Module, train, collator, args) -> tuple[float, int, 
     class Progress(TrainerCallback):
         def on_log(self, _args, state, _control, logs=None, **kwargs):
             if logs and "loss" in logs:
-                print(f"  Trainer      step {state.global_step:5d}/{state.max_steps}  loss {logs['loss']:.4f}  "
-                      f"lr {logs.get('learning_rate', float('nan')):.2e}", flush=True)
+                print(
+                    f"  Trainer      step {state.global_step:5d}/{state.max_steps}  loss {logs['loss']:.4f}  "
+                    f"lr {logs.get('learning_rate', float('nan')):.2e}",
+                    flush=True,
+                )
 
     steps = math.ceil(len(train) / args.batch_size) * args.epochs
     with tempfile.TemporaryDirectory() as out:
         training_args = TrainingArguments(
-            output_dir=out, per_device_train_batch_size=args.batch_size, num_train_epochs=args.epochs,
-            learning_rate=args.lr, warmup_steps=warmup_steps(args, steps), lr_scheduler_type="linear",
-            weight_decay=args.weight_decay, adam_beta1=0.9, adam_beta2=0.999, adam_epsilon=1e-8,
-            max_grad_norm=args.max_grad_norm, seed=args.seed, bf16=args.bf16,
-            train_sampling_strategy="group_by_length", length_column_name="length",
+            output_dir=out,
+            per_device_train_batch_size=args.batch_size,
+            num_train_epochs=args.epochs,
+            learning_rate=args.lr,
+            warmup_steps=warmup_steps(args, steps),
+            lr_scheduler_type="linear",
+            weight_decay=args.weight_decay,
+            adam_beta1=0.9,
+            adam_beta2=0.999,
+            adam_epsilon=1e-8,
+            max_grad_norm=args.max_grad_norm,
+            seed=args.seed,
+            bf16=args.bf16,
+            train_sampling_strategy="group_by_length",
+            length_column_name="length",
             remove_unused_columns=False,  # the collator drops `length`; the sampler reads it
-            logging_steps=args.log_every or 10**9, save_strategy="no", eval_strategy="no",
-            report_to="none", disable_tqdm=True, dataloader_num_workers=0,
+            logging_steps=args.log_every or 10**9,
+            save_strategy="no",
+            eval_strategy="no",
+            report_to="none",
+            disable_tqdm=True,
+            dataloader_num_workers=0,
             use_cpu=not torch.cuda.is_available(),
         )
-        trainer = Trainer(model=model, args=training_args, train_dataset=train, data_collator=collator,
-                          callbacks=[StepTimer()] + ([Progress()] if args.log_every else []))
+        trainer = Trainer(
+            model=model,
+            args=training_args,
+            train_dataset=train,
+            data_collator=collator,
+            callbacks=[StepTimer()] + ([Progress()] if args.log_every else []),
+        )
         trainer.remove_callback(PrinterCallback)  # it prints raw log dicts; Progress prints a line
         start = time.perf_counter()
         output = trainer.train()
@@ -265,14 +307,26 @@ def train_trainer(model: nn.Module, train, collator, args) -> tuple[float, int, 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--data", type=Path, default=DEFAULT_DATA,
-                        help="folder with SST-2's train.tsv and validation.tsv (default: %(default)s)")
+    parser.add_argument(
+        "--data",
+        type=Path,
+        default=DEFAULT_DATA,
+        help="folder with SST-2's train.tsv and validation.tsv (default: %(default)s)",
+    )
     parser.add_argument("--train", type=Path, default=None, help="training TSV (default: DATA/train.tsv)")
     parser.add_argument("--dev", type=Path, default=None, help="dev TSV (default: DATA/validation.tsv)")
-    parser.add_argument("--train-examples", type=int, default=None,
-                        help="train on a seeded random subset of this size (default: all)")
-    parser.add_argument("--dev-examples", type=int, default=None, help="evaluate on the first N dev sentences")
-    parser.add_argument("--quick", action="store_true", help=f"smoke test: {QUICK_EXAMPLES:,} training phrases")
+    parser.add_argument(
+        "--train-examples",
+        type=int,
+        default=None,
+        help="train on a seeded random subset of this size (default: all)",
+    )
+    parser.add_argument(
+        "--dev-examples", type=int, default=None, help="evaluate on the first N dev sentences"
+    )
+    parser.add_argument(
+        "--quick", action="store_true", help=f"smoke test: {QUICK_EXAMPLES:,} training phrases"
+    )
     parser.add_argument("--epochs", type=int, default=1)
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument("--lr", type=float, default=2e-4)
@@ -282,14 +336,23 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--max-length", type=int, default=64)
     parser.add_argument("--pooling", choices=["cls", "mean"], default="mean")
     parser.add_argument("--bf16", action="store_true", help="bfloat16 autocast on the CPU (both loops)")
-    parser.add_argument("--freeze-embeddings", action=argparse.BooleanOptionalAction, default=True,
-                        help="keep the word-embedding table fixed (both loops): no 30,522 x dim gradient and "
-                             "update per step (default: frozen)")
+    parser.add_argument(
+        "--freeze-embeddings",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="keep the word-embedding table fixed (both loops): no 30,522 x dim gradient and "
+        "update per step (default: frozen)",
+    )
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--threads", default="auto",
-                        help="torch threads, or 'auto': every core on an idle machine, 1 on a busy one (default)")
+    parser.add_argument(
+        "--threads",
+        default="auto",
+        help="torch threads, or 'auto': every core on an idle machine, 1 on a busy one (default)",
+    )
     parser.add_argument("--log-every", type=int, default=200, help="print the loss every N steps (0: never)")
-    parser.add_argument("--no-trainer", action="store_true", help="only the plain loop (for quick exploration)")
+    parser.add_argument(
+        "--no-trainer", action="store_true", help="only the plain loop (for quick exploration)"
+    )
     parser.add_argument("--json", type=Path, default=None, help="also write the results here")
     args = parser.parse_args(argv)
     if args.quick and args.train_examples is None:
@@ -329,12 +392,15 @@ def main(argv: list[str] | None = None) -> int:
     train, dev = tokenize(train, tokenizer, args.max_length), tokenize(dev, tokenizer, args.max_length)
     collator = Collator(tokenizer)
     mean_tokens = sum(train["length"]) / len(train)
-    print(f"SST-2: {len(train):,} training phrases ({mean_tokens:.1f} tokens on average, at most "
-          f"{args.max_length}) x {args.epochs} epoch(s), {len(dev)} dev sentences; torch "
-          f"{torch.__version__}, {torch.get_num_threads()} thread(s) ({why}); batch {args.batch_size}, lr {args.lr:g}, "
-          f"warm-up {args.warmup:g}, weight decay {args.weight_decay:g}, pooling {args.pooling}, "
-          f"{'bf16 autocast' if args.bf16 else 'float32'}"
-          f"{', word embeddings frozen' if args.freeze_embeddings else ''}, seed {args.seed}", flush=True)
+    print(
+        f"SST-2: {len(train):,} training phrases ({mean_tokens:.1f} tokens on average, at most "
+        f"{args.max_length}) x {args.epochs} epoch(s), {len(dev)} dev sentences; torch "
+        f"{torch.__version__}, {torch.get_num_threads()} thread(s) ({why}); batch {args.batch_size}, lr {args.lr:g}, "
+        f"warm-up {args.warmup:g}, weight decay {args.weight_decay:g}, pooling {args.pooling}, "
+        f"{'bf16 autocast' if args.bf16 else 'float32'}"
+        f"{', word embeddings frozen' if args.freeze_embeddings else ''}, seed {args.seed}",
+        flush=True,
+    )
 
     torch.manual_seed(args.seed)
     initial = SentimentModel(models.load_encoder(attn_implementation="sdpa"), pooling=args.pooling)
@@ -347,18 +413,34 @@ def main(argv: list[str] | None = None) -> int:
         model = copy.deepcopy(initial)
         seconds, steps, final_loss, step_seconds = train_fn(model, train, collator, args)
         load = os.getloadavg()[0]
-        results.append(Result(name, accuracy(model, dev, collator), seconds, len(train) * args.epochs,
-                              steps, final_loss, load, torch.get_num_threads(), step_seconds))
+        results.append(
+            Result(
+                name,
+                accuracy(model, dev, collator),
+                seconds,
+                len(train) * args.epochs,
+                steps,
+                final_loss,
+                load,
+                torch.get_num_threads(),
+                step_seconds,
+            )
+        )
         r = results[-1]
-        print(f"{name}: dev accuracy {r.accuracy:.2%}, {r.examples_per_second:.1f} training examples/s, "
-              f"{r.train_seconds:.0f} s for {r.steps} steps, final loss {r.final_loss:.4f} "
-              f"({r.threads} thread(s); machine load average {load:.1f} on {os.cpu_count()} cores)", flush=True)
+        print(
+            f"{name}: dev accuracy {r.accuracy:.2%}, {r.examples_per_second:.1f} training examples/s, "
+            f"{r.train_seconds:.0f} s for {r.steps} steps, final loss {r.final_loss:.4f} "
+            f"({r.threads} thread(s); machine load average {load:.1f} on {os.cpu_count()} cores)",
+            flush=True,
+        )
 
     print(f"\n{'':12} {'dev accuracy':>13} {'examples/s':>11} {'train time':>11}")
     for r in results:
         print(f"{r.name:12} {r.accuracy:>13.2%} {r.examples_per_second:>11.1f} {r.train_seconds:>10.0f}s")
-    summary = {"args": {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items()},
-               "results": [{**asdict(r), "examples_per_second": r.examples_per_second} for r in results]}
+    summary = {
+        "args": {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items()},
+        "results": [{**asdict(r), "examples_per_second": r.examples_per_second} for r in results],
+    }
     if len(results) == 2:
         plain, trainer = results
         ratio = plain.examples_per_second / trainer.examples_per_second
@@ -367,10 +449,14 @@ def main(argv: list[str] | None = None) -> int:
         # one is comparable with step i of the other: the median of the per-step ratios is a
         # throughput ratio that a burst of load from other processes during one run cannot sway.
         paired = statistics.median(t / p for p, t in zip(plain.step_seconds, trainer.step_seconds))
-        print(f"throughput ratio (plain loop / Trainer, examples/s): {ratio:.3f}x over the whole runs; "
-              f"{paired:.3f}x as the median of the {min(plain.steps, trainer.steps)} paired per-step ratios")
+        print(
+            f"throughput ratio (plain loop / Trainer, examples/s): {ratio:.3f}x over the whole runs; "
+            f"{paired:.3f}x as the median of the {min(plain.steps, trainer.steps)} paired per-step ratios"
+        )
         print(f"accuracy difference (plain loop - Trainer): {difference:+.2f} points")
-        summary.update(throughput_ratio=ratio, paired_step_ratio=paired, accuracy_difference_points=difference)
+        summary.update(
+            throughput_ratio=ratio, paired_step_ratio=paired, accuracy_difference_points=difference
+        )
     if args.json:
         args.json.write_text(json.dumps(summary, indent=2) + "\n")
     return 0

@@ -26,6 +26,7 @@ With --original the same course is then served by nbgrader alone (the gradebook'
 second, so it gets the warmer caches. Importable: the tests use :func:`build`; nothing runs at
 import.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -44,22 +45,79 @@ from pathlib import Path
 
 GOAL = 2.0  # seconds, for every page
 STUDENTS = 1000
-FIRST_NAMES = ("Ada", "Alan", "Grace", "Edsger", "Barbara", "Donald", "Frances", "John", "Katherine", "Claude",
-               "Radia", "Tim", "Shafi", "Leslie", "Margaret", "Dennis", "Hedy", "Ken", "Sophie", "Yoshua")
-LAST_NAMES = ("Lovelace", "Turing", "Hopper", "Dijkstra", "Liskov", "Knuth", "Allen", "McCarthy", "Johnson",
-              "Shannon", "Perlman", "Berners-Lee", "Goldwasser", "Lamport", "Hamilton", "Ritchie", "Lamarr",
-              "Thompson", "Wilson", "Bengio", "Hinton", "Vaswani", "Devlin", "Sanh", "Radford")
+FIRST_NAMES = (
+    "Ada",
+    "Alan",
+    "Grace",
+    "Edsger",
+    "Barbara",
+    "Donald",
+    "Frances",
+    "John",
+    "Katherine",
+    "Claude",
+    "Radia",
+    "Tim",
+    "Shafi",
+    "Leslie",
+    "Margaret",
+    "Dennis",
+    "Hedy",
+    "Ken",
+    "Sophie",
+    "Yoshua",
+)
+LAST_NAMES = (
+    "Lovelace",
+    "Turing",
+    "Hopper",
+    "Dijkstra",
+    "Liskov",
+    "Knuth",
+    "Allen",
+    "McCarthy",
+    "Johnson",
+    "Shannon",
+    "Perlman",
+    "Berners-Lee",
+    "Goldwasser",
+    "Lamport",
+    "Hamilton",
+    "Ritchie",
+    "Lamarr",
+    "Thompson",
+    "Wilson",
+    "Bengio",
+    "Hinton",
+    "Vaswani",
+    "Devlin",
+    "Sanh",
+    "Radford",
+)
 #: How the benchmark starts Debian's chromium (tests/support.py has the same flags for the tests).
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-dev-shm-usage",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 
 
 def student_id(number: int) -> str:
     return f"s{number:05d}"
 
 
-def build(root: Path, students: int = STUDENTS, db_url: str | None = None, seed: int = 0,
-          gradebook_from: Path | None = None):
+def build(
+    root: Path,
+    students: int = STUDENTS,
+    db_url: str | None = None,
+    seed: int = 0,
+    gradebook_from: Path | None = None,
+):
     """A scratch course at ``root`` (created) with ``students`` x every assignment submitted and
     autograded; returns its :class:`~staff.course_dir.CourseDir`. ``db_url``: a server gradebook
     (empty database) instead of SQLite in the folder; ``gradebook_from``: an SQLite gradebook with the
@@ -94,13 +152,27 @@ def _fill(course, assignments: list[str], students: int, rng: random.Random) -> 
     """Students, submissions, notebooks, grades and comments straight into nbgrader's tables (Core
     inserts: what ``Gradebook.add_submission`` and autograde write, without a commit per row),
     and the submission folders with matching timestamps."""
-    from nbgrader.api import (Assignment, Comment, Grade, Gradebook, Student, SubmittedAssignment,
-                              SubmittedNotebook)
+    from nbgrader.api import (
+        Assignment,
+        Comment,
+        Grade,
+        Gradebook,
+        Student,
+        SubmittedAssignment,
+        SubmittedNotebook,
+    )
     from sqlalchemy import insert, text
 
-    people = [{"id": student_id(i), "first_name": FIRST_NAMES[i % len(FIRST_NAMES)],
-               "last_name": f"{LAST_NAMES[i // len(FIRST_NAMES) % len(LAST_NAMES)]}{i // 500 or ''}",
-               "email": f"{student_id(i)}@example.edu", "lms_user_id": None} for i in range(students)]
+    people = [
+        {
+            "id": student_id(i),
+            "first_name": FIRST_NAMES[i % len(FIRST_NAMES)],
+            "last_name": f"{LAST_NAMES[i // len(FIRST_NAMES) % len(LAST_NAMES)]}{i // 500 or ''}",
+            "email": f"{student_id(i)}@example.edu",
+            "lms_user_id": None,
+        }
+        for i in range(students)
+    ]
     rows: dict[type, list[dict]] = {SubmittedAssignment: [], SubmittedNotebook: [], Grade: [], Comment: []}
     stamps: dict[tuple[str, str], datetime] = {}
     with Gradebook(course.db_url) as gb:
@@ -112,32 +184,68 @@ def _fill(course, assignments: list[str], students: int, rng: random.Random) -> 
                 submission = _uuid()
                 stamp = opens + timedelta(seconds=rng.randrange(14 * 24 * 3600))
                 stamps[person["id"], assignment] = stamp
-                rows[SubmittedAssignment].append({"id": submission, "assignment_id": found.id,
-                                                  "student_id": person["id"], "timestamp": stamp})
+                rows[SubmittedAssignment].append(
+                    {
+                        "id": submission,
+                        "assignment_id": found.id,
+                        "student_id": person["id"],
+                        "timestamp": stamp,
+                    }
+                )
                 graded_by_ta = rng.random() < 0.4  # the rest of the free-text answers wait for a TA
                 for notebook in found.notebooks:
                     submitted = _uuid()
-                    rows[SubmittedNotebook].append({"id": submitted, "assignment_id": submission,
-                                                    "notebook_id": notebook.id, "flagged": False})
+                    rows[SubmittedNotebook].append(
+                        {
+                            "id": submitted,
+                            "assignment_id": submission,
+                            "notebook_id": notebook.id,
+                            "flagged": False,
+                        }
+                    )
                     for cell in notebook.grade_cells:
                         automatic = cell.cell_type == "code"
-                        rows[Grade].append({
-                            "id": _uuid(), "notebook_id": submitted, "cell_id": cell.id,
-                            "auto_score": rng.choice((0.0, cell.max_score, cell.max_score)) if automatic else None,
-                            "manual_score": None if automatic or not graded_by_ta
-                            else float(rng.randint(0, int(cell.max_score))),
-                            "extra_credit": None, "needs_manual_grade": not automatic and not graded_by_ta})
+                        rows[Grade].append(
+                            {
+                                "id": _uuid(),
+                                "notebook_id": submitted,
+                                "cell_id": cell.id,
+                                "auto_score": rng.choice((0.0, cell.max_score, cell.max_score))
+                                if automatic
+                                else None,
+                                "manual_score": None
+                                if automatic or not graded_by_ta
+                                else float(rng.randint(0, int(cell.max_score))),
+                                "extra_credit": None,
+                                "needs_manual_grade": not automatic and not graded_by_ta,
+                            }
+                        )
                     for cell in notebook.task_cells:  # none in this course; as add_submission does
-                        rows[Grade].append({"id": _uuid(), "notebook_id": submitted, "cell_id": cell.id,
-                                            "auto_score": None, "manual_score": None, "extra_credit": None,
-                                            "needs_manual_grade": True})
+                        rows[Grade].append(
+                            {
+                                "id": _uuid(),
+                                "notebook_id": submitted,
+                                "cell_id": cell.id,
+                                "auto_score": None,
+                                "manual_score": None,
+                                "extra_credit": None,
+                                "needs_manual_grade": True,
+                            }
+                        )
                     for cell in [*notebook.solution_cells, *notebook.task_cells]:
-                        rows[Comment].append({"id": _uuid(), "notebook_id": submitted, "cell_id": cell.id,
-                                              "auto_comment": None, "manual_comment": None})
+                        rows[Comment].append(
+                            {
+                                "id": _uuid(),
+                                "notebook_id": submitted,
+                                "cell_id": cell.id,
+                                "auto_comment": None,
+                                "manual_comment": None,
+                            }
+                        )
         gb.db.execute(insert(Student), [p for p in people if p["id"] not in known])
         for table, values in rows.items():  # parents first: PostgreSQL checks the foreign keys
             for start in range(0, len(values), 20_000):
-                gb.db.execute(insert(table), values[start:start + 20_000])
+                gb.db.execute(insert(table), values[start : start + 20_000])
         gb.db.commit()
         if gb.engine.dialect.name == "postgresql":
             # The planner's statistics, as autovacuum keeps them for a gradebook filled over a term
@@ -161,8 +269,10 @@ def _fill(course, assignments: list[str], students: int, rng: random.Random) -> 
 #: ``models.loaded`` after the last row is inserted and the table sorted).
 ROWS_SHOWN = "() => window.models !== undefined && models.loaded === true"
 #: True once a grading page has its grades and comments bound to the boxes (formgrade.js).
-GRADES_SHOWN = ("() => window.formgrader && formgrader.grades && formgrader.grades.loaded"
-                " && formgrader.comments.loaded && document.querySelector('.score') !== null")
+GRADES_SHOWN = (
+    "() => window.formgrader && formgrader.grades && formgrader.grades.loaded"
+    " && formgrader.comments.loaded && document.querySelector('.score') !== null"
+)
 API_SUFFIX = " [API]"
 REPEAT = 3  # opens of each page (the machine is shared: the median of a few)
 
@@ -177,15 +287,28 @@ def _pages(course) -> list[tuple[str, str, str]]:
         ("Manage Assignments", "formgrader/manage_assignments", "api/assignments"),
         ("Gradebook: assignments", "formgrader/gradebook", "api/assignments"),
         (f"Gradebook: {first}'s notebooks", f"formgrader/gradebook/{first}", f"api/notebooks/{first}"),
-        (f"Gradebook: notebook {first}'s submissions", f"formgrader/gradebook/{first}/{first}",
-         f"api/submitted_notebooks/{first}/{first}"),
+        (
+            f"Gradebook: notebook {first}'s submissions",
+            f"formgrader/gradebook/{first}/{first}",
+            f"api/submitted_notebooks/{first}/{first}",
+        ),
         ("grading page", "", ""),  # submissions opened from the list above
         ("Manage Students", "formgrader/manage_students", "api/students"),
-        ("Manage Students: a student's assignments", f"formgrader/manage_students/{student}",
-         f"api/student_submissions/{student}"),
-        ("Manage Students: a student's notebook", f"formgrader/manage_students/{student}/{first}",
-         f"api/student_notebook_submissions/{student}/{first}"),
-        (f"Manage Submissions: {first}", f"formgrader/manage_submissions/{first}", f"api/submissions/{first}"),
+        (
+            "Manage Students: a student's assignments",
+            f"formgrader/manage_students/{student}",
+            f"api/student_submissions/{student}",
+        ),
+        (
+            "Manage Students: a student's notebook",
+            f"formgrader/manage_students/{student}/{first}",
+            f"api/student_notebook_submissions/{student}/{first}",
+        ),
+        (
+            f"Manage Submissions: {first}",
+            f"formgrader/manage_submissions/{first}",
+            f"api/submissions/{first}",
+        ),
     ]
 
 
@@ -216,7 +339,9 @@ def _open(tab, url: str, ready: str, api: str, timeout: float) -> tuple[float, f
         tab.wait_for_timeout(100)
     finally:
         tab.remove_listener("requestfinished", listener)
-    calls = [r for r in finished if api and api in r.url] or [r for r in finished if r.resource_type == "document"]
+    calls = [r for r in finished if api and api in r.url] or [
+        r for r in finished if r.resource_type == "document"
+    ]
     timing = calls[-1].timing if calls else None
     return seconds, (timing["responseEnd"] / 1000 if timing and timing["responseEnd"] > 0 else float("nan"))
 
@@ -227,8 +352,9 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def measure(course, overrides: bool = True, repeat: int = REPEAT, timeout: float = 600,
-            log: Path | None = None) -> dict[str, float]:
+def measure(
+    course, overrides: bool = True, repeat: int = REPEAT, timeout: float = 600, log: Path | None = None
+) -> dict[str, float]:
     """Seconds each page takes to show its content, the median of ``repeat`` opens, and its API call
     (keys ending in :data:`API_SUFFIX`; for a grading page the page itself, which the server renders),
     on a formgrader started on ``course`` (with the course's overrides, or nbgrader unpatched) and
@@ -248,26 +374,35 @@ def measure(course, overrides: bool = True, repeat: int = REPEAT, timeout: float
         stack.callback(server.stop)
         playwright = stack.enter_context(sync_playwright())
         # A fresh profile: Playwright launches every browser in a temporary one of its own.
-        browser = playwright.chromium.launch(executable_path=shutil.which("chromium") or "/usr/bin/chromium",
-                                             args=CHROMIUM_ARGS)
+        browser = playwright.chromium.launch(
+            executable_path=shutil.which("chromium") or "/usr/bin/chromium", args=CHROMIUM_ARGS
+        )
         stack.callback(browser.close)
         tab = browser.new_page(viewport={"width": 1280, "height": 900})
         tab.goto(server.page("lab"), timeout=timeout * 1000)  # logs in (a cookie for every later page)
         links: list[str] = []
         for name, path, api in _pages(course):
             if name == "grading page":
-                opens = [_open(tab, server.url + href, GRADES_SHOWN, "", timeout) for href in links[:repeat + 1]]
+                opens = [
+                    _open(tab, server.url + href, GRADES_SHOWN, "", timeout) for href in links[: repeat + 1]
+                ]
                 record("grading page, first (cold)", opens[:1])
                 record("grading page, next ones", opens[1:])
                 continue
-            record(name, [_open(tab, f"{server.url}/{path}", ROWS_SHOWN, api, timeout) for _ in range(repeat)])
+            record(
+                name, [_open(tab, f"{server.url}/{path}", ROWS_SHOWN, api, timeout) for _ in range(repeat)]
+            )
             if "submitted_notebooks" in api:
-                links = tab.eval_on_selector_all("table a.name-hidden", "els => els.map(e => e.getAttribute('href'))")
+                links = tab.eval_on_selector_all(
+                    "table a.name-hidden", "els => els.map(e => e.getAttribute('href'))"
+                )
     return times
 
 
 def table(course_times: dict[str, float], original: dict[str, float] | None) -> list[str]:
-    head = "| page | seconds | its API call |" + (" nbgrader alone | its API call | ratio |" if original else "")
+    head = "| page | seconds | its API call |" + (
+        " nbgrader alone | its API call | ratio |" if original else ""
+    )
     lines = [head + " goal < 2 s |", "|---|---:|---:|" + ("---:|---:|---:|" if original else "") + "---|"]
     for name, seconds in course_times.items():
         if name.endswith(API_SUFFIX):
@@ -283,33 +418,50 @@ def table(course_times: dict[str, float], original: dict[str, float] | None) -> 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--students", type=int, default=STUDENTS)
-    parser.add_argument("--original", action="store_true", help="also time nbgrader unpatched, in the same run")
-    parser.add_argument("--postgres", action="store_true", help="the gradebook on a throw-away PostgreSQL server")
+    parser.add_argument(
+        "--original", action="store_true", help="also time nbgrader unpatched, in the same run"
+    )
+    parser.add_argument(
+        "--postgres", action="store_true", help="the gradebook on a throw-away PostgreSQL server"
+    )
     parser.add_argument("--repeat", type=int, default=REPEAT, help="opens of each page; the median is shown")
-    parser.add_argument("--keep", type=Path, help="build the course here and keep it (default: a temporary folder)")
+    parser.add_argument(
+        "--keep", type=Path, help="build the course here and keep it (default: a temporary folder)"
+    )
     args = parser.parse_args(argv)
 
     from staff.grading import gradebook_indexes, postgres
 
     with ExitStack() as stack:
         url = stack.enter_context(postgres.temporary_server()) if args.postgres else None
-        folder = args.keep or Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="formgrader-scale-")))
+        folder = args.keep or Path(
+            stack.enter_context(tempfile.TemporaryDirectory(prefix="formgrader-scale-"))
+        )
         start = time.monotonic()
         course = build(folder / "course" if not args.keep else folder, students=args.students, db_url=url)
-        print(f"built {args.students} students x 5 assignments ({'PostgreSQL' if url else 'SQLite'}) "
-              f"in {time.monotonic() - start:.0f} s: {course.root}", flush=True)
+        print(
+            f"built {args.students} students x 5 assignments ({'PostgreSQL' if url else 'SQLite'}) "
+            f"in {time.monotonic() - start:.0f} s: {course.root}",
+            flush=True,
+        )
         times = measure(course, repeat=args.repeat, log=course.root.parent / "jupyter-course.log")
         original = None
         if args.original:  # after the course's run: nbgrader alone gets the warmer caches
             gradebook_indexes.drop(course.db_url)
-            original = measure(course, overrides=False, repeat=args.repeat,
-                               log=course.root.parent / "jupyter-nbgrader.log")
+            original = measure(
+                course, overrides=False, repeat=args.repeat, log=course.root.parent / "jupyter-nbgrader.log"
+            )
             gradebook_indexes.ensure(course.db_url)
-        print(f"\nformgrader, {args.students} students x 5 assignments, {'PostgreSQL' if url else 'SQLite'}: "
-              f"seconds until each page shows its rows in Chromium, median of {args.repeat} (the course's overrides"
-              + (", and nbgrader alone" if original else "") + ")\n")
+        print(
+            f"\nformgrader, {args.students} students x 5 assignments, {'PostgreSQL' if url else 'SQLite'}: "
+            f"seconds until each page shows its rows in Chromium, median of {args.repeat} (the course's overrides"
+            + (", and nbgrader alone" if original else "")
+            + ")\n"
+        )
         print("\n".join(table(times, original)))
-        failed = [name for name, seconds in times.items() if not name.endswith(API_SUFFIX) and seconds >= GOAL]
+        failed = [
+            name for name, seconds in times.items() if not name.endswith(API_SUFFIX) and seconds >= GOAL
+        ]
     return 1 if failed else 0
 
 

@@ -14,6 +14,7 @@ workers one writer keeps busy) and the projected wall time of a 1,000 x 5 class 
 workers for the per-notebook costs ``make bench-autograde`` measured; with --formgrader, the load
 time of every formgrader page on the result (benchmarks/formgrader_scale.py).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -67,11 +68,15 @@ def executed(sent: str, png: str) -> nbformat.NotebookNode:
         cell.execution_count = count
         cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text=f"cell {count} ran\n")]
         if "plt." in cell.source or "show(" in cell.source or "heatmap" in cell.source:
-            cell.outputs.append(nbformat.v4.new_output("display_data", data={"image/png": png, "text/plain": "<Figure>"}))
+            cell.outputs.append(
+                nbformat.v4.new_output("display_data", data={"image/png": png, "text/plain": "<Figure>"})
+            )
     return nb
 
 
-def records(specs: dict[str, list[dict]], fixtures: judge.Fixtures, wrong: float, rng) -> dict[str, list[Record]]:
+def records(
+    specs: dict[str, list[dict]], fixtures: judge.Fixtures, wrong: float, rng
+) -> dict[str, list[Record]]:
     """One record per check of every test cell, as a kernel writes them; ``wrong`` of them off."""
     out = {}
     for grade_id, cell in specs.items():
@@ -95,7 +100,9 @@ def records(specs: dict[str, list[dict]], fixtures: judge.Fixtures, wrong: float
                 got = np.log(probs)
             if rng.random() < wrong and got.dtype.kind in "fiu" and spec["ref"]:
                 got = got + 1 if spec["kind"] != "accuracy" else (got + 1) % max(2, int(got.max()) + 1)
-            made.append(Record(spec["kind"], spec["label"], spec["ref"], spec["index"], tolerance, got, expected))
+            made.append(
+                Record(spec["kind"], spec["label"], spec["ref"], spec["index"], tolerance, got, expected)
+            )
         out[grade_id] = made
     return out
 
@@ -144,7 +151,9 @@ def course(root: Path, students: int, url: str | None) -> CourseDir:
     return made
 
 
-def write_all(made: CourseDir, students: int, wrong: float = 0.15, seed: int = 0, progress: bool = True) -> dict:
+def write_all(
+    made: CourseDir, students: int, wrong: float = 0.15, seed: int = 0, progress: bool = True
+) -> dict:
     """Every submission through the one writer, as ``autograde`` writes them; returns the costs."""
     batch = autograde.Batch(course_dir.assignments())
     limits, rng, png = autograde.Limits(), np.random.default_rng(seed), _png()
@@ -158,9 +167,16 @@ def write_all(made: CourseDir, students: int, wrong: float = 0.15, seed: int = 0
                     mark = time.perf_counter()
                     item = autograde.ready(made, student, assignment, limits, batch)
                     wall += time.perf_counter() - mark
-                    result = worker.Result(nbformat.writes(executed(item.job.notebook, png)),  # the worker's part:
-                                           records(batch.checks[assignment], batch.fixtures,  # not timed
-                                                   wrong if number else 0.0, rng), phases={"worker": 0.0})
+                    result = worker.Result(
+                        nbformat.writes(executed(item.job.notebook, png)),  # the worker's part:
+                        records(
+                            batch.checks[assignment],
+                            batch.fixtures,  # not timed
+                            wrong if number else 0.0,
+                            rng,
+                        ),
+                        phases={"worker": 0.0},
+                    )
                     mark = time.perf_counter()
                     outcome = autograde.finish(made, item, batch, result)
                     status = time.perf_counter()
@@ -171,26 +187,38 @@ def write_all(made: CourseDir, students: int, wrong: float = 0.15, seed: int = 0
                     for phase in ("prepare", "judge", "gradebook"):
                         phases[phase].append(outcome.phases[phase])
                 if progress and (number + 1) % max(1, students // 10) == 0:
-                    print(f"  {len(outcomes)} submissions written, {time.perf_counter() - start:.0f} s "
-                          f"({wall:.0f} s of it the writer's)", flush=True)
+                    print(
+                        f"  {len(outcomes)} submissions written, {time.perf_counter() - start:.0f} s "
+                        f"({wall:.0f} s of it the writer's)",
+                        flush=True,
+                    )
     finally:
         batch.close()
-    return {"wall": wall, "n": len(outcomes), "phases": phases, "statements": statements.count,
-            "statuses": sorted({o.status for o in outcomes})}
+    return {
+        "wall": wall,
+        "n": len(outcomes),
+        "phases": phases,
+        "statements": statements.count,
+        "statuses": sorted({o.status for o in outcomes}),
+    }
 
 
 def report(found: dict) -> None:
     n, wall = found["n"], found["wall"]
     per = wall / n
-    print(f"\nwriter: {n} submissions in {wall:.1f} s of the writer's time = {per:.3f} s per submission "
-          f"(goal <= {GOAL_PER_SUBMISSION} s: {'met' if per <= GOAL_PER_SUBMISSION else 'NOT met'}); "
-          f"statuses {found['statuses']}")
+    print(
+        f"\nwriter: {n} submissions in {wall:.1f} s of the writer's time = {per:.3f} s per submission "
+        f"(goal <= {GOAL_PER_SUBMISSION} s: {'met' if per <= GOAL_PER_SUBMISSION else 'NOT met'}); "
+        f"statuses {found['statuses']}"
+    )
     print(f"  {found['statements'] / n:.1f} SQL statements per submission")
     for phase, values in found["phases"].items():
         print(f"  {phase:<10} mean {statistics.mean(values):.4f} s  p95 {np.percentile(values, 95):.4f} s")
     total = per * 5000
-    print(f"5,000 submissions' results: {total / 60:.1f} min at this rate (goal <= {GOAL_TOTAL / 60:.0f} min: "
-          f"{'met' if total <= GOAL_TOTAL else 'NOT met'})")
+    print(
+        f"5,000 submissions' results: {total / 60:.1f} min at this rate (goal <= {GOAL_TOTAL / 60:.0f} min: "
+        f"{'met' if total <= GOAL_TOTAL else 'NOT met'})"
+    )
     print("\nprojection for 1,000 students x 5 notebooks (wall ~ max(N c / W, N w); W* = c / w):")
     for c in NOTEBOOK_SECONDS:
         print(f"  c = {c} s per notebook on a worker slot: W* = {c / per:.0f} workers")
@@ -203,15 +231,21 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--students", type=int, default=1000)
     parser.add_argument("--sqlite", action="store_true", help="a SQLite gradebook instead of PostgreSQL 15")
-    parser.add_argument("--formgrader", action="store_true", help="then time every formgrader page on the result")
+    parser.add_argument(
+        "--formgrader", action="store_true", help="then time every formgrader page on the result"
+    )
     args = parser.parse_args(argv)
-    with tempfile.TemporaryDirectory(prefix="bench-scale-") as tmp, (
-            contextlib.nullcontext(None) if args.sqlite else postgres.temporary_server("scale")) as url:
+    with (
+        tempfile.TemporaryDirectory(prefix="bench-scale-") as tmp,
+        contextlib.nullcontext(None) if args.sqlite else postgres.temporary_server("scale") as url,
+    ):
         start = time.perf_counter()
         made = course(Path(tmp) / "course", args.students, url)
-        print(f"{args.students} students x {len(course_dir.assignments())} assignments, "
-              f"{'SQLite' if args.sqlite else 'PostgreSQL 15'}; course set up in {time.perf_counter() - start:.0f} s; "
-              f"fixtures {settings.current().fixtures}")
+        print(
+            f"{args.students} students x {len(course_dir.assignments())} assignments, "
+            f"{'SQLite' if args.sqlite else 'PostgreSQL 15'}; course set up in {time.perf_counter() - start:.0f} s; "
+            f"fixtures {settings.current().fixtures}"
+        )
         found = write_all(made, args.students)
         report(found)
         if args.formgrader:

@@ -11,6 +11,7 @@ drawn from a few of them at random (so pairs share anything from no cell to all)
 renamed, its top-level statements reordered and some lines changed, each with a seeded chance;
 one in twenty kept only the released skeleton and one in twenty is empty.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -43,8 +44,13 @@ def bases() -> list[dict[str, str]]:
     found = [s.cells for s in samples.load(ASSIGNMENT) if s.cells and s.student != "zero_work_tricks"]
     found.append(samples.parse(CASES / "independent.py", ASSIGNMENT).cells)
     source = nbformat.read(course_dir.source_notebook(ASSIGNMENT), as_version=4)
-    found.append({nbgrader(c)["grade_id"]: "\n".join(line for line in c.source.splitlines() if "### " not in line)
-                  for c in source.cells if c.cell_type == "code" and nbgrader(c).get("solution")})
+    found.append(
+        {
+            nbgrader(c)["grade_id"]: "\n".join(line for line in c.source.splitlines() if "### " not in line)
+            for c in source.cells
+            if c.cell_type == "code" and nbgrader(c).get("solution")
+        }
+    )
     return found
 
 
@@ -68,7 +74,9 @@ def reorder(source: str, rng: random.Random) -> str:
     except SyntaxError:
         return source
     lines = source.splitlines()
-    chunks = ["\n".join(lines[n.lineno - 1 - len(getattr(n, "decorator_list", [])):n.end_lineno]) for n in body]
+    chunks = [
+        "\n".join(lines[n.lineno - 1 - len(getattr(n, "decorator_list", [])) : n.end_lineno]) for n in body
+    ]
     rng.shuffle(chunks)
     return "\n\n\n".join(chunks)
 
@@ -78,7 +86,7 @@ def change_lines(source: str, rng: random.Random, count: int = 2) -> str:
     lines = source.splitlines()
     body = [i for i, line in enumerate(lines) if line.startswith("    ") and not line.rstrip().endswith(":")]
     for i in rng.sample(body, min(count, len(body))):
-        indent = lines[i][:len(lines[i]) - len(lines[i].lstrip())]
+        indent = lines[i][: len(lines[i]) - len(lines[i].lstrip())]
         if re.search(r"\d", lines[i]) and rng.random() < 0.5:
             lines[i] = re.sub(r"\d+", lambda m: str(int(m.group()) + 1), lines[i], count=1)
         else:
@@ -88,10 +96,10 @@ def change_lines(source: str, rng: random.Random, count: int = 2) -> str:
 
 def submission(index: int, rng: random.Random, found: list[dict[str, str]]) -> dict[str, str]:
     if index % 20 == 0:
-        return {}                                         # only the released skeleton
+        return {}  # only the released skeleton
     cells = {grade_id: None for grade_id in found[-1]}
     if index % 20 == 10:
-        return {grade_id: "" for grade_id in cells}      # everything deleted
+        return {grade_id: "" for grade_id in cells}  # everything deleted
     mine = rng.sample(found, rng.randint(1, 3))
     for grade_id in cells:
         source = next((b[grade_id] for b in rng.sample(mine, len(mine)) if grade_id in b), "")
@@ -109,7 +117,9 @@ def course(root: Path, students: int, seed: int = 0) -> CourseDir:
     made = CourseDir(root)
     rng, found = random.Random(seed), bases()
     released = nbformat.read(course_dir.release_notebook(ASSIGNMENT), as_version=4)
-    answer = {nbgrader(c).get("grade_id"): i for i, c in enumerate(released.cells) if nbgrader(c).get("solution")}
+    answer = {
+        nbgrader(c).get("grade_id"): i for i, c in enumerate(released.cells) if nbgrader(c).get("solution")
+    }
     for index in range(students):
         nb = nbformat.from_dict(released)
         for grade_id, source in submission(index, rng, found).items():
@@ -123,7 +133,9 @@ def course(root: Path, students: int, seed: int = 0) -> CourseDir:
 def main(argv: list[str] | None = None) -> float:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--students", type=int, default=300)
-    parser.add_argument("--keep", type=Path, help="build the course here and keep it (default: a temporary folder)")
+    parser.add_argument(
+        "--keep", type=Path, help="build the course here and keep it (default: a temporary folder)"
+    )
     args = parser.parse_args(argv)
     root = args.keep or Path(tempfile.mkdtemp(prefix="similarity-scale-"))
     try:
@@ -132,10 +144,14 @@ def main(argv: list[str] | None = None) -> float:
         results, index = similarity.report(made, [ASSIGNMENT])
         seconds = time.perf_counter() - start
         result = results[0]
-        print(f"similarity-scale: {args.students} submissions of {ASSIGNMENT}: {len(result.pairs)} pairs, "
-              f"{len(result.flagged)} flagged, {len(result.empty)} with nothing written")
-        print(f"similarity-scale: the whole report in {seconds:.1f} s (goal: under {GOAL:.0f} s for 300) "
-              f"-> {index}")
+        print(
+            f"similarity-scale: {args.students} submissions of {ASSIGNMENT}: {len(result.pairs)} pairs, "
+            f"{len(result.flagged)} flagged, {len(result.empty)} with nothing written"
+        )
+        print(
+            f"similarity-scale: the whole report in {seconds:.1f} s (goal: under {GOAL:.0f} s for 300) "
+            f"-> {index}"
+        )
         return seconds
     finally:
         if not args.keep:

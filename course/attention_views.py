@@ -10,13 +10,15 @@ view draws nothing, silently. Offline, these functions inline the copies in ``co
     outputs = model(**inputs, output_attentions=True)
     attention_views.head_view(outputs.attentions, tokens)   # last line of a cell displays it
 """
+
 from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable, Sequence
 from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 from IPython.display import HTML
 

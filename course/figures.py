@@ -10,6 +10,7 @@ This module is read-only, like :mod:`course.checks`, and the test cells import f
 student's cell that redefines a helper of the same name in the notebook, or assigns to this
 module, changes nothing the tests read.
 """
+
 from __future__ import annotations
 
 import re
@@ -66,8 +67,12 @@ def shown_matrix(name: str, ax) -> np.ndarray:
 def read_heatmap(name: str, ax) -> dict[str, np.ndarray]:
     """What one heatmap panel shows, as the arrays the checks compare (the recipe stores the
     solution's under the same keys, with a prefix, as withheld expected outputs)."""
-    return {"": shown_matrix(name, ax), "_x": encode_labels(tick_labels(ax, "x")),
-            "_y": encode_labels(tick_labels(ax, "y")), "_layer": np.int64(named_layer(ax))}
+    return {
+        "": shown_matrix(name, ax),
+        "_x": encode_labels(tick_labels(ax, "x")),
+        "_y": encode_labels(tick_labels(ax, "y")),
+        "_layer": np.int64(named_layer(ax)),
+    }
 
 
 def decode_labels(encoded: np.ndarray) -> list[str]:
@@ -81,12 +86,15 @@ def _check_labels(name: str, got: list[str], expected: Any) -> None:
     if isinstance(expected, np.ndarray):  # a hidden case outside grading (the instructor's own run)
         expected = decode_labels(expected)
     if got != list(expected):
-        raise AssertionError(f"{name}: expected the {len(expected)} tick labels {list(expected)}, got {len(got)}: "
-                             f"{got}. Pass them explicitly (sns.heatmap(..., xticklabels=..., yticklabels=...)).")
+        raise AssertionError(
+            f"{name}: expected the {len(expected)} tick labels {list(expected)}, got {len(got)}: "
+            f"{got}. Pass them explicitly (sns.heatmap(..., xticklabels=..., yticklabels=...))."
+        )
 
 
-def check_heatmap(name: str, ax, expected: Any, xlabels: Any, ylabels: Any, layer: Any,
-                  values_weight: float = 1.0) -> None:
+def check_heatmap(
+    name: str, ax, expected: Any, xlabels: Any, ylabels: Any, layer: Any, values_weight: float = 1.0
+) -> None:
     """One heatmap panel: the values shown (tolerance 1e-6), every tick label, a title that names
     the layer ("layer 2"), labelled axes. ``expected``, the labels (lists of strings) and ``layer``
     may be withheld values, which only the judge compares. Under grading that is four checks: the
@@ -97,16 +105,26 @@ def check_heatmap(name: str, ax, expected: Any, xlabels: Any, ylabels: Any, laye
 
     if not isinstance(ax, Axes):
         raise AssertionError(f"{name}: expected a matplotlib Axes, got {type(ax).__name__}")
-    checks.check_close(f"{name}: the values shown (rows top to bottom, columns left to right)",
-                       shown_matrix(name, ax), expected, atol=1e-6, rtol=0, weight=values_weight)
+    checks.check_close(
+        f"{name}: the values shown (rows top to bottom, columns left to right)",
+        shown_matrix(name, ax),
+        expected,
+        atol=1e-6,
+        rtol=0,
+        weight=values_weight,
+    )
     _check_labels(f"{name}: x tick labels", tick_labels(ax, "x"), xlabels)
     _check_labels(f"{name}: y tick labels", tick_labels(ax, "y"), ylabels)
     if isinstance(layer, (Withheld, np.ndarray, np.generic)):
-        checks.check_equal(f"{name}: the layer the title names ('layer N'; -1: none)", np.int64(named_layer(ax)), layer)
+        checks.check_equal(
+            f"{name}: the layer the title names ('layer N'; -1: none)", np.int64(named_layer(ax)), layer
+        )
     elif named_layer(ax) != int(layer):
         raise AssertionError(f"{name}: the title must name the layer ('layer {layer}'), got {title(ax)!r}")
     if not ax.get_xlabel().strip() or not ax.get_ylabel().strip():
-        raise AssertionError(f"{name}: label both axes; got xlabel {ax.get_xlabel()!r}, ylabel {ax.get_ylabel()!r}")
+        raise AssertionError(
+            f"{name}: label both axes; got xlabel {ax.get_xlabel()!r}, ylabel {ax.get_ylabel()!r}"
+        )
 
 
 def layer_panels(name: str, fig, n_layers: int) -> list:
@@ -120,12 +138,16 @@ def layer_panels(name: str, fig, n_layers: int) -> list:
     for layer in range(n_layers):
         found = [ax for ax in titled if named_layer(ax) == layer]
         if len(found) != 1:
-            raise AssertionError(f"{name}: expected one panel titled 'layer {layer}', found {len(found)}; "
-                                 f"panel titles: {[title(ax) for ax in fig.axes if title(ax)]}")
+            raise AssertionError(
+                f"{name}: expected one panel titled 'layer {layer}', found {len(found)}; "
+                f"panel titles: {[title(ax) for ax in fig.axes if title(ax)]}"
+            )
         panels.append(found[0])
     if len(titled) != n_layers:
-        raise AssertionError(f"{name}: expected {n_layers} panels (one per layer), found {len(titled)} titled "
-                             f"with a layer: {[title(ax) for ax in titled]}")
+        raise AssertionError(
+            f"{name}: expected {n_layers} panels (one per layer), found {len(titled)} titled "
+            f"with a layer: {[title(ax) for ax in titled]}"
+        )
     if not suptitle(fig).strip():
         raise AssertionError(f"{name}: give the figure a title (fig.suptitle(...))")
     return panels

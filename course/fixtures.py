@@ -16,12 +16,13 @@ grader's ``staff/grading/sandbox.py``): their metadata lists what was withheld, 
 load as :class:`~course.record.Withheld` references the checks record for the judge. Instructors build them with ``python -m staff fixtures`` (``make fixtures``,
 :mod:`staff.authoring.fixtures`); this module only reads and verifies.
 """
+
 from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Iterable, Mapping
 
 import numpy as np
 from safetensors import safe_open

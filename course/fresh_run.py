@@ -10,6 +10,7 @@ then), with this kernel's own Python (a kernel spec written for the run, so anot
 on the machine cannot be picked up), and with ``COURSE_SKIP_FRESH_RUN`` so its own last cell does
 not start yet another run. nbclient and tqdm are imported only when a run is asked for.
 """
+
 from __future__ import annotations
 
 import json
@@ -24,8 +25,12 @@ from pathlib import Path
 from course import settings
 
 #: What the copy's kernel runs under: the grader's settings, and no second fresh run.
-GRADER_ENVIRONMENT = {"NBGRADER_EXECUTION": "autograde", settings.ONLINE_VARIABLE: "0",
-                      settings.SKIP_FRESH_RUN_VARIABLE: "1", "MPLBACKEND": "Agg"}
+GRADER_ENVIRONMENT = {
+    "NBGRADER_EXECUTION": "autograde",
+    settings.ONLINE_VARIABLE: "0",
+    settings.SKIP_FRESH_RUN_VARIABLE: "1",
+    "MPLBACKEND": "Agg",
+}
 #: Seconds a kernel may take to start (a loaded machine, a first import of torch).
 STARTUP_TIMEOUT = 120
 
@@ -34,6 +39,7 @@ STARTUP_TIMEOUT = 120
 class Outcome:
     """The copy after its run: ``nb`` holds its outputs; ``stopped`` says why it did not reach the
     end (a time limit, a dead kernel, no kernel at all), ``None`` when it did."""
+
     nb: dict
     seconds: float
     cells_run: int
@@ -58,16 +64,33 @@ def kernel_manager(folder: Path):
 
     spec = folder / "kernels" / "course-fresh-run"
     spec.mkdir(parents=True)
-    (spec / "kernel.json").write_text(json.dumps({
-        "argv": [os.path.abspath(sys.executable), "-m", "ipykernel_launcher", "-f", "{connection_file}"],
-        "display_name": "fresh run", "language": "python"}))
+    (spec / "kernel.json").write_text(
+        json.dumps(
+            {
+                "argv": [
+                    os.path.abspath(sys.executable),
+                    "-m",
+                    "ipykernel_launcher",
+                    "-f",
+                    "{connection_file}",
+                ],
+                "display_name": "fresh run",
+                "language": "python",
+            }
+        )
+    )
     sockets = {"transport": "ipc", "ip": str(folder / "kernel")} if sys.platform == "linux" else {}
-    return AsyncKernelManager(kernel_name=spec.name, kernel_spec_manager=KernelSpecManager(
-        kernel_dirs=[str(spec.parent)]), **sockets)
+    return AsyncKernelManager(
+        kernel_name=spec.name,
+        kernel_spec_manager=KernelSpecManager(kernel_dirs=[str(spec.parent)]),
+        **sockets,
+    )
 
 
 def _environment() -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k != "JPY_SESSION_NAME"}  # the copy is not the student's file
+    env = {
+        k: v for k, v in os.environ.items() if k != "JPY_SESSION_NAME"
+    }  # the copy is not the student's file
     env.update(GRADER_ENVIRONMENT)
     return env
 
@@ -81,13 +104,20 @@ def run(nb, progress: bool = True) -> Outcome:
         from nbclient.exceptions import CellTimeoutError, DeadKernelError
         from tqdm import tqdm
     except ImportError as error:  # a runtime without Jupyter's tools: the static checks still stand
-        return Outcome(nb=nb, seconds=0.0, cells_run=0, stopped=f"no fresh kernel can be run here ({error}): "
-                       f"`pip install nbclient tqdm`, or upload the notebook and ask for a check")
+        return Outcome(
+            nb=nb,
+            seconds=0.0,
+            cells_run=0,
+            stopped=f"no fresh kernel can be run here ({error}): "
+            f"`pip install nbclient tqdm`, or upload the notebook and ask for a check",
+        )
     limits = settings.current()
     try:
         copy_nb = nbformat.reads(json.dumps(nb), as_version=4)  # a copy, normalised as nbclient expects
     except Exception as error:  # nbformat refuses it: so would the grader
-        return Outcome(nb=nb, seconds=0.0, cells_run=0, stopped=f"nbformat cannot read the notebook: {error}"[:400])
+        return Outcome(
+            nb=nb, seconds=0.0, cells_run=0, stopped=f"nbformat cannot read the notebook: {error}"[:400]
+        )
     code = [i for i, cell in enumerate(copy_nb.cells) if cell.cell_type == "code"]
     start, ran, stopped = time.perf_counter(), 0, None
     with tempfile.TemporaryDirectory(prefix="course-fresh-run-") as folder:
@@ -96,16 +126,35 @@ def run(nb, progress: bool = True) -> Outcome:
         # The setup cell looks for the course files in ./transformers-course (as on Colab) or ..:
         # point the first at this package's folder, so the copy never clones or installs anything.
         (work / "transformers-course").symlink_to(settings.ROOT, target_is_directory=True)
-        client = NotebookClient(copy_nb, km=kernel_manager(Path(folder)), timeout=limits.cell_timeout,
-                                allow_errors=True, interrupt_on_timeout=False, shutdown_kernel="immediate",
-                                startup_timeout=STARTUP_TIMEOUT, resources={"metadata": {"path": str(work)}})
-        bar = tqdm(total=len(code), desc="fresh run: ", unit="cell", file=sys.stdout, disable=not progress,
-                   bar_format="{desc}{n_fmt}/{total_fmt} cells [{elapsed}, limit " f"{limits.notebook_timeout} s]")
+        client = NotebookClient(
+            copy_nb,
+            km=kernel_manager(Path(folder)),
+            timeout=limits.cell_timeout,
+            allow_errors=True,
+            interrupt_on_timeout=False,
+            shutdown_kernel="immediate",
+            startup_timeout=STARTUP_TIMEOUT,
+            resources={"metadata": {"path": str(work)}},
+        )
+        bar = tqdm(
+            total=len(code),
+            desc="fresh run: ",
+            unit="cell",
+            file=sys.stdout,
+            disable=not progress,
+            bar_format="{desc}{n_fmt}/{total_fmt} cells [{elapsed}, limit "
+            f"{limits.notebook_timeout} s]",
+        )
         try:
             client.reset_execution_trackers()
             # The kernel's own stderr (ipykernel's start-up warnings) would land in the student's cell.
-            with client.setup_kernel(env=_environment(), cwd=str(work), cleanup_kc=True,
-                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL):
+            with client.setup_kernel(
+                env=_environment(),
+                cwd=str(work),
+                cleanup_kc=True,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            ):
                 for index in code:
                     left = limits.notebook_timeout - (time.perf_counter() - start)
                     if left <= 0:
@@ -116,8 +165,11 @@ def run(nb, progress: bool = True) -> Outcome:
                     try:
                         client.execute_cell(copy_nb.cells[index], index)
                     except CellTimeoutError:
-                        which = ("the notebook's limit" if left < limits.cell_timeout
-                                 else f"the per-cell limit ({limits.cell_timeout} s)")
+                        which = (
+                            "the notebook's limit"
+                            if left < limits.cell_timeout
+                            else f"the per-cell limit ({limits.cell_timeout} s)"
+                        )
                         stopped = f"cell {index + 1} was still running when {which} ran out"
                         break
                     ran += 1
@@ -125,8 +177,10 @@ def run(nb, progress: bool = True) -> Outcome:
         except KeyboardInterrupt:  # the student stopped this cell: the kernel is shut down all the same
             stopped = f"interrupted at cell {code[min(ran, len(code) - 1)] + 1}"
         except DeadKernelError:
-            stopped = (f"the kernel died in cell {code[ran] + 1} (out of memory? the grader gives "
-                       f"{limits.memory_gb:g} GiB)")
+            stopped = (
+                f"the kernel died in cell {code[ran] + 1} (out of memory? the grader gives "
+                f"{limits.memory_gb:g} GiB)"
+            )
         except Exception as error:  # no kernel at all (ipykernel missing, ports): say so, never raise
             stopped = f"no fresh kernel could be run here: {type(error).__name__}: {error}"[:400]
         finally:

@@ -9,6 +9,7 @@ transposed relative to ``nn.Linear`` (``(in, out)``), so those are transposed on
 Online (``COURSE_ONLINE=1``, Colab) :func:`load_hub_model` fetches real pretrained weights
 (``distilgpt2``), which load into the same class.
 """
+
 from __future__ import annotations
 
 import torch
@@ -18,17 +19,34 @@ from course.env import is_online
 
 HUB_MODEL = "distilgpt2"
 #: (the notebook's name, GPT-2's name, whether GPT-2 stores it as a transposed Conv1D) per block.
-_BLOCK = (("ln_1", "ln_1", False), ("qkv", "attn.c_attn", True), ("proj", "attn.c_proj", True),
-          ("ln_2", "ln_2", False), ("fc", "mlp.c_fc", True), ("fc_out", "mlp.c_proj", True))
+_BLOCK = (
+    ("ln_1", "ln_1", False),
+    ("qkv", "attn.c_attn", True),
+    ("proj", "attn.c_proj", True),
+    ("ln_2", "ln_2", False),
+    ("fc", "mlp.c_fc", True),
+    ("fc_out", "mlp.c_proj", True),
+)
 
 
-def small_config(vocab_size: int = 97, n_positions: int = 64, d_model: int = 48, n_heads: int = 4,
-                 n_layers: int = 2) -> GPT2Config:
+def small_config(
+    vocab_size: int = 97, n_positions: int = 64, d_model: int = 48, n_heads: int = 4, n_layers: int = 2
+) -> GPT2Config:
     """A GPT-2 configuration of the given sizes: no dropout, eager attention, no end-of-text token
     (so ``generate()`` never stops early: greedy decoding runs for exactly the tokens asked)."""
-    return GPT2Config(vocab_size=vocab_size, n_positions=n_positions, n_embd=d_model, n_head=n_heads,
-                      n_layer=n_layers, resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0,
-                      bos_token_id=None, eos_token_id=None, attn_implementation="eager")
+    return GPT2Config(
+        vocab_size=vocab_size,
+        n_positions=n_positions,
+        n_embd=d_model,
+        n_head=n_heads,
+        n_layer=n_layers,
+        resid_pdrop=0.0,
+        embd_pdrop=0.0,
+        attn_pdrop=0.0,
+        bos_token_id=None,
+        eos_token_id=None,
+        attn_implementation="eager",
+    )
 
 
 def reference_model(seed: int = 0, **sizes: int) -> GPT2LMHeadModel:
@@ -45,16 +63,25 @@ def reference_model(seed: int = 0, **sizes: int) -> GPT2LMHeadModel:
 def sizes_of(model: GPT2LMHeadModel) -> dict[str, int]:
     """The notebook's ``GPT(...)`` arguments for a GPT-2 model."""
     c = model.config
-    return dict(vocab_size=c.vocab_size, n_positions=c.n_positions, d_model=c.n_embd, n_heads=c.n_head,
-                n_layers=c.n_layer)
+    return dict(
+        vocab_size=c.vocab_size,
+        n_positions=c.n_positions,
+        d_model=c.n_embd,
+        n_heads=c.n_head,
+        n_layers=c.n_layer,
+    )
 
 
 def course_state_dict(model: GPT2LMHeadModel) -> dict[str, torch.Tensor]:
     """GPT-2's weights under the notebook's ``GPT`` parameter names (``wte``, ``wpe``,
     ``blocks.<i>.{ln_1,qkv,proj,ln_2,fc,fc_out}``, ``ln_f``); the output head is tied to ``wte``."""
     theirs = model.state_dict()
-    ours = {"wte.weight": theirs["transformer.wte.weight"], "wpe.weight": theirs["transformer.wpe.weight"],
-            "ln_f.weight": theirs["transformer.ln_f.weight"], "ln_f.bias": theirs["transformer.ln_f.bias"]}
+    ours = {
+        "wte.weight": theirs["transformer.wte.weight"],
+        "wpe.weight": theirs["transformer.wpe.weight"],
+        "ln_f.weight": theirs["transformer.ln_f.weight"],
+        "ln_f.bias": theirs["transformer.ln_f.bias"],
+    }
     for i in range(model.config.n_layer):
         for name, gpt2_name, transposed in _BLOCK:
             weight = theirs[f"transformer.h.{i}.{gpt2_name}.weight"]
@@ -66,43 +93,60 @@ def course_state_dict(model: GPT2LMHeadModel) -> dict[str, torch.Tensor]:
 def load_hub_model(name: str = HUB_MODEL) -> tuple[GPT2LMHeadModel, PreTrainedTokenizerBase]:
     """Pretrained GPT-2 weights and tokenizer from the hub (``COURSE_ONLINE=1`` only)."""
     if not is_online():
-        raise RuntimeError(f"{name} comes from the Hugging Face hub: set COURSE_ONLINE=1 (the default on Colab) "
-                           "and run with internet access")
+        raise RuntimeError(
+            f"{name} comes from the Hugging Face hub: set COURSE_ONLINE=1 (the default on Colab) "
+            "and run with internet access"
+        )
     model = GPT2LMHeadModel.from_pretrained(name, attn_implementation="eager").eval()
     return model, AutoTokenizer.from_pretrained(name)
 
 
 @torch.no_grad()
-def explain_cache_mismatch(model, reference: GPT2LMHeadModel, cached: torch.Tensor, recomputed: torch.Tensor,
-                           prompt_length: int, atol: float = 1e-5) -> str:
+def explain_cache_mismatch(
+    model,
+    reference: GPT2LMHeadModel,
+    cached: torch.Tensor,
+    recomputed: torch.Tensor,
+    prompt_length: int,
+    atol: float = 1e-5,
+) -> str:
     """Why ``generate`` gave other tokens with the cache (``cached``) than without (``recomputed``),
     for the same prompt and seed: each run's next-token logits are compared with GPT-2's own
     (correctly masked) logits on the same tokens. The cached run is replayed as generation feeds it
     (the prompt, then one token at a time with ``past``), the other run in one call on the whole
     text. A disagreement between the two runs alone does not say which one is wrong: a mask that
     lets a token see the next one spoils the run without the cache, which then looks like a cache bug."""
+
     def error(logits, ids):  # the logits that chose each generated token
-        want = reference(input_ids=ids).logits[:, prompt_length - 1:-1]
+        want = reference(input_ids=ids).logits[:, prompt_length - 1 : -1]
         return float((logits.float() - want.float()).abs().max())
 
-    whole = error(model(recomputed)[0][:, prompt_length - 1:-1], recomputed)
+    whole = error(model(recomputed)[0][:, prompt_length - 1 : -1], recomputed)
     logits, past = model(cached[:, :prompt_length])
     steps = [logits[:, -1:]]
     for t in range(prompt_length, cached.shape[1] - 1):
-        logits, past = model(cached[:, t:t + 1], past=past)
+        logits, past = model(cached[:, t : t + 1], past=past)
         steps.append(logits)
     stepwise = error(torch.cat(steps, dim=1), cached)
-    found = (f"Against GPT-2's own logits on the same tokens (tolerance {atol:g}): without the cache (the whole "
-             f"text in one call) the max abs error is {whole:.3g}; with the cache (the prompt, then one token at "
-             f"a time) it is {stepwise:.3g}. ")
+    found = (
+        f"Against GPT-2's own logits on the same tokens (tolerance {atol:g}): without the cache (the whole "
+        f"text in one call) the max abs error is {whole:.3g}; with the cache (the prompt, then one token at "
+        f"a time) it is {stepwise:.3g}. "
+    )
     if whole > atol:
-        return found + ("Your model is wrong on the whole text at once, where no cache is involved: a token sees "
-                        "what it must not (the causal mask: decoder_mask, attend; exercise 1) or the model "
-                        "computes something else (exercise 3). Their visible checks say where.")
+        return found + (
+            "Your model is wrong on the whole text at once, where no cache is involved: a token sees "
+            "what it must not (the causal mask: decoder_mask, attend; exercise 1) or the model "
+            "computes something else (exercise 3). Their visible checks say where."
+        )
     if stepwise > atol:
-        return found + ("Only the cached path is wrong: the positions of the new token (they start at "
-                        "past_length), the mask for one query after past_length cached keys, or how the cache "
-                        "is concatenated and passed on (Block.forward, GPT.forward, generate).")
-    return found + ("Both paths compute the right logits, so generate picks the tokens differently in the two "
-                    "runs: check that it feeds exactly the newest token with past=present, and draws with the "
-                    "generator it was given.")
+        return found + (
+            "Only the cached path is wrong: the positions of the new token (they start at "
+            "past_length), the mask for one query after past_length cached keys, or how the cache "
+            "is concatenated and passed on (Block.forward, GPT.forward, generate)."
+        )
+    return found + (
+        "Both paths compute the right logits, so generate picks the tokens differently in the two "
+        "runs: check that it feeds exactly the newest token with past=present, and draws with the "
+        "generator it was given."
+    )

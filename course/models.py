@@ -16,6 +16,7 @@ difference is the order of one floating-point addition).
 Attention is eager by default everywhere: with transformers 5's default (sdpa),
 ``output_attentions=True`` silently returns no attentions, and the course visualises them.
 """
+
 from __future__ import annotations
 
 import re
@@ -118,8 +119,9 @@ def load_tokenizer() -> PreTrainedTokenizerBase:
     builds a 5-token vocabulary in transformers 5.
     """
     _quiet()
-    return AutoTokenizer.from_pretrained(HUB_MODEL if is_online() else offline_model_dir(),
-                                         model_input_names=MODEL_INPUTS)
+    return AutoTokenizer.from_pretrained(
+        HUB_MODEL if is_online() else offline_model_dir(), model_input_names=MODEL_INPUTS
+    )
 
 
 def _rename_layer_key(key: str, renames: dict[str, str], source: str, target: str) -> str | None:
@@ -127,7 +129,7 @@ def _rename_layer_key(key: str, renames: dict[str, str], source: str, target: st
     match = re.fullmatch(re.escape(source) + r"(\d+)\.(.+)", key)
     for old, new in renames.items() if match else ():
         if match[2].startswith(old):
-            return f"{target}{match[1]}.{new}{match[2][len(old):]}"
+            return f"{target}{match[1]}.{new}{match[2][len(old) :]}"
     return None
 
 
@@ -188,8 +190,11 @@ def bert_to_distilbert_state_dict(bert_state_dict: dict[str, torch.Tensor]) -> d
     for key, value in bert.items():
         if key.startswith(_DROPPED) or key == _TOKEN_TYPE:
             continue
-        new = key if key.startswith("embeddings.") else _rename_layer_key(
-            key, _LAYER_RENAMES, "encoder.layer.", "transformer.layer.")
+        new = (
+            key
+            if key.startswith("embeddings.")
+            else _rename_layer_key(key, _LAYER_RENAMES, "encoder.layer.", "transformer.layer.")
+        )
         if new is None:
             unexpected.append(key)
         else:
@@ -200,8 +205,11 @@ def bert_to_distilbert_state_dict(bert_state_dict: dict[str, torch.Tensor]) -> d
     layers = [int(m[1]) for k in bert if (m := re.match(r"encoder\.layer\.(\d+)\.", k))]
     expected = _distilbert_template(1 + max(layers, default=0)).state_dict().keys()
     inverse = {new: old for old, new in _LAYER_RENAMES.items()}
-    missing = [_rename_layer_key(k, inverse, "transformer.layer.", "encoder.layer.") or k
-               for k in expected if k not in converted]
+    missing = [
+        _rename_layer_key(k, inverse, "transformer.layer.", "encoder.layer.") or k
+        for k in expected
+        if k not in converted
+    ]
     missing += [] if _TOKEN_TYPE in bert else [_TOKEN_TYPE]
     unexpected += [source[k] for k in converted if k not in expected]
     if missing or unexpected:
@@ -213,7 +221,9 @@ def bert_to_distilbert_state_dict(bert_state_dict: dict[str, torch.Tensor]) -> d
 
 
 def _offline_distilbert(
-    model_class: type[DistilBertModel] | type[DistilBertForSequenceClassification] | type[DistilBertForQuestionAnswering],
+    model_class: type[DistilBertModel]
+    | type[DistilBertForSequenceClassification]
+    | type[DistilBertForQuestionAnswering],
     dtype: torch.dtype,
     attn_implementation: str,
     **config: Any,
@@ -227,8 +237,10 @@ def _offline_distilbert(
     distil_config = distilbert_config_from_bert(
         BertConfig.from_pretrained(folder), attn_implementation=attn_implementation, **config
     )
-    bert = {k: v.to(dtype) if v.is_floating_point() else v
-            for k, v in load_file(folder / "model.safetensors").items()}
+    bert = {
+        k: v.to(dtype) if v.is_floating_point() else v
+        for k, v in load_file(folder / "model.safetensors").items()
+    }
     model = model_class(distil_config).to(dtype)
     encoder = model if isinstance(model, DistilBertModel) else model.distilbert
     encoder.load_state_dict(bert_to_distilbert_state_dict(bert), strict=True)
@@ -244,7 +256,9 @@ def load_encoder(dtype: torch.dtype = torch.float32, attn_implementation: str = 
     """
     _quiet()
     if is_online():
-        model = DistilBertModel.from_pretrained(HUB_ENCODER, dtype=dtype, attn_implementation=attn_implementation)
+        model = DistilBertModel.from_pretrained(
+            HUB_ENCODER, dtype=dtype, attn_implementation=attn_implementation
+        )
     else:
         model = _offline_distilbert(DistilBertModel, dtype, attn_implementation)
     return model.eval()
@@ -262,13 +276,30 @@ def load_classifier(
     (the fixtures train one, ~0.6 MB); without it, transformers' initialisation (normal weights, zero
     biases) from torch's global generator: reproducible after ``env.seed_everything``, untrained.
     """
-    return _with_head(DistilBertForSequenceClassification, HUB_MODEL, head_path, HEAD_KEYS, "Classifier head", dtype,
-                      attn_implementation, num_labels=len(ID2LABEL), id2label=ID2LABEL,
-                      label2id={v: k for k, v in ID2LABEL.items()})
+    return _with_head(
+        DistilBertForSequenceClassification,
+        HUB_MODEL,
+        head_path,
+        HEAD_KEYS,
+        "Classifier head",
+        dtype,
+        attn_implementation,
+        num_labels=len(ID2LABEL),
+        id2label=ID2LABEL,
+        label2id={v: k for k, v in ID2LABEL.items()},
+    )
 
 
-def _with_head(cls, hub_name: str, head_path: Path | None, head_keys, what: str, dtype: torch.dtype,
-               attn_implementation: str, **config):
+def _with_head(
+    cls,
+    hub_name: str,
+    head_path: Path | None,
+    head_keys,
+    what: str,
+    dtype: torch.dtype,
+    attn_implementation: str,
+    **config,
+):
     """``cls``, eval mode: online ``hub_name``; offline the encoder plus exactly ``head_keys`` from ``head_path``."""
     _quiet()
     if is_online():

@@ -6,6 +6,7 @@ The student's own functions are put back when the test ends, whatever happens in
 after it (plots, training, later exercises) run on the student's code as the student wrote it.
 Nothing here is a solution: the reference versions live only in the hidden tests.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, MutableMapping

@@ -5,6 +5,7 @@ Under ``nbgrader autograde`` the kernel's working directory is
 fails there and a correct solution loses its points. So notebooks find fixtures through
 :func:`fixtures_dir`, which follows ``COURSE_FIXTURES`` (see :mod:`course.settings`).
 """
+
 from __future__ import annotations
 
 from pathlib import Path

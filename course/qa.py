@@ -23,6 +23,7 @@ its ``p_mask`` (everything but the context and ``[CLS]``), transformers' ``selec
 window, and its merge of the windows' answers (copied from transformers 4.57's
 ``QuestionAnsweringPipeline.postprocess``, which the course's tests compare with the real pipeline).
 """
+
 from __future__ import annotations
 
 import random
@@ -46,7 +47,9 @@ HUB_QA_MODEL = "distilbert-base-cased-distilled-squad"
 QA_HEAD_KEYS = ("qa_outputs.weight", "qa_outputs.bias")
 
 CORPUS = paths.DATA / "lm" / "devils_dictionary.txt"
-_ENTRY = re.compile(r"^([A-Z][A-Z']+), (?:n|v|adj|adv|v\.t|v\.i|x|pro|prep|conj)\.\s+(.+?)(?=\n\n|\Z)", re.M | re.S)
+_ENTRY = re.compile(
+    r"^([A-Z][A-Z']+), (?:n|v|adj|adv|v\.t|v\.i|x|pro|prep|conj)\.\s+(.+?)(?=\n\n|\Z)", re.M | re.S
+)
 
 
 @lru_cache(maxsize=1)
@@ -67,8 +70,12 @@ def dictionary_entries() -> tuple[tuple[str, str], ...]:
     return tuple(entries)
 
 
-def make_question(rng: random.Random, n_entries: int, answerable: bool = True,
-                  entries: tuple[tuple[str, str], ...] | None = None) -> tuple[str, str, int, str]:
+def make_question(
+    rng: random.Random,
+    n_entries: int,
+    answerable: bool = True,
+    entries: tuple[tuple[str, str], ...] | None = None,
+) -> tuple[str, str, int, str]:
     """(question, context, answer_start, answer): a context of ``n_entries`` dictionary entries and
     "What is <word>?" about one of them (``answer`` its definition, ``answer_start`` its first
     character in the context), or, when not ``answerable``, about a word the context does not
@@ -93,9 +100,17 @@ def has_qa_pipeline() -> bool:
     return "question-answering" in SUPPORTED_TASKS
 
 
-def pipeline_answer(model, tokenizer, question: str, context: str, max_length: int = 384, stride: int = 128,
-                    max_answer_len: int = 15, handle_impossible_answer: bool = False,
-                    use_pipeline: bool | None = None) -> dict:
+def pipeline_answer(
+    model,
+    tokenizer,
+    question: str,
+    context: str,
+    max_length: int = 384,
+    stride: int = 128,
+    max_answer_len: int = 15,
+    handle_impossible_answer: bool = False,
+    use_pipeline: bool | None = None,
+) -> dict:
     """What transformers' ``question-answering`` pipeline answers, with ``align_to_words=False`` (the
     characters of the best tokens, not widened to whole words) and ``top_k=1``: a dict with
     ``answer``, ``start``, ``end`` (characters of ``context``) and ``score``, the *probability*
@@ -110,12 +125,18 @@ def pipeline_answer(model, tokenizer, question: str, context: str, max_length: i
         from transformers import pipeline
 
         answer = pipeline("question-answering", model=model, tokenizer=tokenizer, device=model.device)(
-            question=question, context=context, max_seq_len=max_length, doc_stride=stride,
-            max_answer_len=max_answer_len, handle_impossible_answer=handle_impossible_answer,
-            align_to_words=False)
+            question=question,
+            context=context,
+            max_seq_len=max_length,
+            doc_stride=stride,
+            max_answer_len=max_answer_len,
+            handle_impossible_answer=handle_impossible_answer,
+            align_to_words=False,
+        )
         return {key: answer[key] for key in ("answer", "start", "end", "score")}
-    return _pipeline_steps(model, tokenizer, question, context, max_length, stride, max_answer_len,
-                           handle_impossible_answer)
+    return _pipeline_steps(
+        model, tokenizer, question, context, max_length, stride, max_answer_len, handle_impossible_answer
+    )
 
 
 def _select_starts_ends():
@@ -126,13 +147,22 @@ def _select_starts_ends():
     return select_starts_ends
 
 
-def _pipeline_steps(model, tokenizer, question, context, max_length, stride, max_answer_len,
-                    handle_impossible_answer) -> dict:
+def _pipeline_steps(
+    model, tokenizer, question, context, max_length, stride, max_answer_len, handle_impossible_answer
+) -> dict:
     select_starts_ends = _select_starts_ends()
-    encoded = tokenizer(text=question, text_pair=context, padding="do_not_pad", truncation="only_second",
-                        max_length=max_length, stride=stride, return_token_type_ids=True,
-                        return_overflowing_tokens=True, return_offsets_mapping=True,
-                        return_special_tokens_mask=True)
+    encoded = tokenizer(
+        text=question,
+        text_pair=context,
+        padding="do_not_pad",
+        truncation="only_second",
+        max_length=max_length,
+        stride=stride,
+        return_token_type_ids=True,
+        return_overflowing_tokens=True,
+        return_offsets_mapping=True,
+        return_special_tokens_mask=True,
+    )
     min_null_score, answers = 1000000, []
     for window in range(len(encoded["input_ids"])):
         ids = encoded["input_ids"][window]
@@ -140,11 +170,20 @@ def _pipeline_steps(model, tokenizer, question, context, max_length, stride, max
         p_mask[0, np.nonzero(np.array(ids) == tokenizer.cls_token_id)[0]] = 0
         attention_mask = np.array([encoded["attention_mask"][window]])
         with torch.no_grad():
-            output = model(input_ids=torch.tensor([ids], device=model.device),
-                           attention_mask=torch.tensor(attention_mask, device=model.device))
+            output = model(
+                input_ids=torch.tensor([ids], device=model.device),
+                attention_mask=torch.tensor(attention_mask, device=model.device),
+            )
         starts, ends, scores, min_null_score = select_starts_ends(
-            output.start_logits.float().cpu().numpy(), output.end_logits.float().cpu().numpy(), p_mask,
-            attention_mask, min_null_score, 1, handle_impossible_answer, max_answer_len)
+            output.start_logits.float().cpu().numpy(),
+            output.end_logits.float().cpu().numpy(),
+            p_mask,
+            attention_mask,
+            min_null_score,
+            1,
+            handle_impossible_answer,
+            max_answer_len,
+        )
         offsets = encoded[window].offsets
         for s, e, score in zip(starts, ends, scores):
             start, end = offsets[s][0], offsets[e][1]
@@ -152,7 +191,9 @@ def _pipeline_steps(model, tokenizer, question, context, max_length, stride, max
             if same:  # the pipeline adds the scores of windows that give the same answer text
                 same["score"] += score.item()
             else:
-                answers.append({"score": score.item(), "start": start, "end": end, "answer": context[start:end]})
+                answers.append(
+                    {"score": score.item(), "start": start, "end": end, "answer": context[start:end]}
+                )
     if handle_impossible_answer:
         answers.append({"score": min_null_score, "start": 0, "end": 0, "answer": ""})
     best = sorted(answers, key=lambda answer: answer["score"], reverse=True)[0]
@@ -184,8 +225,15 @@ def load_question_answering(
     ``head_path`` by :func:`save_qa_head` (assignment 6's fixtures train one on questions built from
     *The Devil's Dictionary*); without ``head_path`` the head keeps transformers' initialisation.
     """
-    return _with_head(DistilBertForQuestionAnswering, HUB_QA_MODEL, head_path, QA_HEAD_KEYS,
-                      "Question-answering head", dtype, attn_implementation)
+    return _with_head(
+        DistilBertForQuestionAnswering,
+        HUB_QA_MODEL,
+        head_path,
+        QA_HEAD_KEYS,
+        "Question-answering head",
+        dtype,
+        attn_implementation,
+    )
 
 
 def save_qa_head(model: DistilBertForQuestionAnswering, path: Path) -> None:

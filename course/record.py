@@ -15,6 +15,7 @@ each graded test cell and takes it away right after (``staff/grading/cells.py``)
 counts only for the cell during whose run it was written, and between test cells there is no
 folder to write to.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -43,7 +44,7 @@ class Withheld:
     def __init__(self, ref: str, shape: tuple[int, ...], dtype: str, index: tuple = ()):
         self.ref, self.index, self.shape, self.dtype = ref, tuple(index), tuple(shape), np.dtype(dtype)
 
-    def __getitem__(self, item: Any) -> "Withheld":
+    def __getitem__(self, item: Any) -> Withheld:
         items = item if isinstance(item, tuple) else (item,)
         items = tuple(_index_item(i) for i in items)
         shape = np.broadcast_to(np.zeros((), self.dtype), self.shape)[items].shape
@@ -53,8 +54,10 @@ class Withheld:
         return self.shape[0]
 
     def __array__(self, *args, **kwargs):
-        raise TypeError(f"{self.ref} is a hidden expected output: its values are not in this kernel "
-                        f"(the grader compares them outside). Pass it to a check from course.checks.")
+        raise TypeError(
+            f"{self.ref} is a hidden expected output: its values are not in this kernel "
+            f"(the grader compares them outside). Pass it to a check from course.checks."
+        )
 
     def __repr__(self) -> str:
         return f"<withheld {self.ref} shape={self.shape}>"
@@ -71,14 +74,21 @@ def _index_item(item: Any):
     array = np.asarray(item)
     if array.dtype == bool or np.issubdtype(array.dtype, np.integer):
         return array.astype(bool) if array.dtype == bool else array.astype(np.int64)
-    raise TypeError(f"a withheld expected output takes integer, slice and integer or boolean array indices, "
-                    f"not {type(item).__name__}")
+    raise TypeError(
+        f"a withheld expected output takes integer, slice and integer or boolean array indices, "
+        f"not {type(item).__name__}"
+    )
 
 
 def encode_index(items: tuple) -> list:
-    return [{"slice": [i.start, i.stop, i.step]} if isinstance(i, slice)
-            else {"array": i.tolist(), "bool": bool(i.dtype == bool)} if isinstance(i, np.ndarray) else i
-            for i in items]
+    return [
+        {"slice": [i.start, i.stop, i.step]}
+        if isinstance(i, slice)
+        else {"array": i.tolist(), "bool": bool(i.dtype == bool)}
+        if isinstance(i, np.ndarray)
+        else i
+        for i in items
+    ]
 
 
 def decode_index(encoded: list) -> tuple:
@@ -88,6 +98,7 @@ def decode_index(encoded: list) -> tuple:
         if isinstance(i, dict):
             return np.asarray(i["array"], dtype=bool if i.get("bool") else np.int64)
         return int(i)
+
     return tuple(one(i) for i in encoded)
 
 
@@ -103,8 +114,7 @@ def write(kind: str, label: str, got: np.ndarray | None, expected: Any = None, *
         return
     from safetensors.numpy import save_file  # only under grading
 
-    meta = {"kind": kind, "label": str(label)[:300],
-            **{k: repr(float(v)) for k, v in numbers.items()}}
+    meta = {"kind": kind, "label": str(label)[:300], **{k: repr(float(v)) for k, v in numbers.items()}}
     arrays = {}
     if got is not None:
         arrays["got"] = np.array(got, order="C")  # (ascontiguousarray would make a 0-d array 1-d)

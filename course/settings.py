@@ -35,6 +35,7 @@ notebook twice; under nbgrader (``NBGRADER_EXECUTION``) the cell does nothing at
 ``HF_HUB_OFFLINE`` is not a course setting but is derived from ``COURSE_ONLINE`` by
 :func:`apply_hub_mode`: offline, a hub name must fail at once instead of after a long network wait.
 """
+
 from __future__ import annotations
 
 import os

@@ -9,6 +9,7 @@ what is left to do and which file to upload. Under nbgrader (autograde, the cana
 prints one line and does nothing else: there the notebook holds the hidden tests, and a second run
 would only cost the grader's time. It never raises: a broken notebook still gets its report.
 """
+
 from __future__ import annotations
 
 import json
@@ -23,11 +24,11 @@ COLAB_TIMEOUT = 30
 #: The grade id (and cell id) of the notebooks' last cell.
 CELL_ID = "submission_check"
 #: The notebooks' last cell (read-only, after the recap), one per assignment: :func:`cell_source`.
-CELL = '''# Before you submit: save the notebook (Ctrl+S; on Colab there is no need), then run this cell. It changes
+CELL = """# Before you submit: save the notebook (Ctrl+S; on Colab there is no need), then run this cell. It changes
 # nothing and grades nothing: it compares your cells with the released notebook, runs a copy top to bottom in a
 # fresh kernel within the grading time limit, and says what is left to fix and which file to hand in.
 from course import submission
-submission.check("{assignment}")'''
+submission.check("{assignment}")"""
 
 
 def cell_source(assignment: str) -> str:
@@ -52,9 +53,11 @@ def _loads(text: str, where: str):
             cell.setdefault("source", "")
         return nb
     except (ValueError, TypeError, AttributeError) as error:  # the grader could not read it either
-        raise _Unavailable(f"{where} cannot be read as a notebook ({type(error).__name__}: {str(error)[:200]}); "
-                           f"the grader could not read it either: start again from a fresh copy of the "
-                           f"released notebook and paste your answers in") from None
+        raise _Unavailable(
+            f"{where} cannot be read as a notebook ({type(error).__name__}: {str(error)[:200]}); "
+            f"the grader could not read it either: start again from a fresh copy of the "
+            f"released notebook and paste your answers in"
+        ) from None
 
 
 def _read(path: Path):
@@ -68,8 +71,9 @@ def _from_colab():
 
         reply = _message.blocking_request("get_ipynb", request="", timeout_sec=COLAB_TIMEOUT)
     except Exception as error:  # an old or a stand-in runtime without the request
-        raise _Unavailable(f"Colab did not hand over the notebook ({type(error).__name__}: {error}): "
-                           f"run this cell again") from None
+        raise _Unavailable(
+            f"Colab did not hand over the notebook ({type(error).__name__}: {error}): run this cell again"
+        ) from None
     if not isinstance(reply, dict) or not isinstance(reply.get("ipynb"), dict):
         raise _Unavailable("Colab did not hand over the notebook (reply timed out): run this cell again")
     return _loads(json.dumps(reply["ipynb"]), "the notebook open in Colab")
@@ -100,9 +104,11 @@ def student_notebook(assignment: str, path: Path | None = None):
     for candidate in [path] if path is not None else _candidates(assignment):
         if candidate.is_file():
             return _read(candidate), str(candidate.resolve()), candidate.resolve()
-    raise _Unavailable(f"the saved notebook was not found (looked for {assignment}.ipynb in {Path.cwd()}); "
-                       f"save it (File > Save) under that name, next to where it was released, and run this "
-                       f"cell again")
+    raise _Unavailable(
+        f"the saved notebook was not found (looked for {assignment}.ipynb in {Path.cwd()}); "
+        f"save it (File > Save) under that name, next to where it was released, and run this "
+        f"cell again"
+    )
 
 
 def released_notebook(assignment: str, student: Path | None = None):
@@ -116,8 +122,9 @@ def released_notebook(assignment: str, student: Path | None = None):
         if student is None or not path.samefile(student):
             return _read(path)
         try:
-            done = subprocess.run(["git", "show", f"HEAD:./{name}"], cwd=path.parent, capture_output=True,
-                                  timeout=10)
+            done = subprocess.run(
+                ["git", "show", f"HEAD:./{name}"], cwd=path.parent, capture_output=True, timeout=10
+            )
         except (OSError, subprocess.TimeoutExpired):
             return None
         if done.returncode == 0:
@@ -147,21 +154,29 @@ def staleness(nb, path: Path | None) -> str | None:
     age = time.time() - path.stat().st_mtime
     when = f"saved {age / 60:.0f} min ago" if age >= 60 else f"saved {age:.0f} s ago"
     if last is not None and saved < last:
-        return (f"the saved file ({when}) is older than your last runs (it holds runs up to [{saved}], this "
-                f"kernel has run up to [{last}]): save the notebook (File > Save, Ctrl+S) and run this "
-                f"cell again, or what you upload will miss them")
+        return (
+            f"the saved file ({when}) is older than your last runs (it holds runs up to [{saved}], this "
+            f"kernel has run up to [{last}]): save the notebook (File > Save, Ctrl+S) and run this "
+            f"cell again, or what you upload will miss them"
+        )
     return None
 
 
 def hand_in(assignment: str, path: Path | None) -> str:
     expected = f"{assignment}.ipynb"
     if path is None:
-        return (f"On Colab: File > Download > Download .ipynb. The file must be named {expected}: Colab names it "
-                f"after the title at the top left, so rename a `Copy of ...` or `... (1)` download to "
-                f"{expected}, then upload it to the learning platform (it adds your name).")
-    rename = f" Rename it to {expected} first (the grader looks for that name)." if path.name != expected else ""
-    return (f"Upload this saved file to the learning platform: {path}.{rename} The platform adds your name "
-            f"to it: do not add it yourself.")
+        return (
+            f"On Colab: File > Download > Download .ipynb. The file must be named {expected}: Colab names it "
+            f"after the title at the top left, so rename a `Copy of ...` or `... (1)` download to "
+            f"{expected}, then upload it to the learning platform (it adds your name)."
+        )
+    rename = (
+        f" Rename it to {expected} first (the grader looks for that name)." if path.name != expected else ""
+    )
+    return (
+        f"Upload this saved file to the learning platform: {path}.{rename} The platform adds your name "
+        f"to it: do not add it yourself."
+    )
 
 
 def report(assignment: str, path: Path | None = None, fresh: bool = True, progress: bool = True) -> str:
@@ -177,10 +192,19 @@ def report(assignment: str, path: Path | None = None, fresh: bool = True, progre
     if warning:
         lines.append(f"  ! {warning}")
     audit = cell_audit.audit(nb, released_notebook(assignment, saved))
-    unchanged = (f"{len(audit.restored)} read-only cell(s) differ from the release (restored at grading)"
-                 if audit.restored else "read-only cells unchanged")
-    lines.append("Cells and metadata: " + (f"{len(audit.problems)} problem(s) the grader would trip on"
-                                           if audit.problems else f"every graded cell in place, {unchanged}"))
+    unchanged = (
+        f"{len(audit.restored)} read-only cell(s) differ from the release (restored at grading)"
+        if audit.restored
+        else "read-only cells unchanged"
+    )
+    lines.append(
+        "Cells and metadata: "
+        + (
+            f"{len(audit.problems)} problem(s) the grader would trip on"
+            if audit.problems
+            else f"every graded cell in place, {unchanged}"
+        )
+    )
     lines += [f"  ✗ {p}" for p in audit.problems] + [f"  ! {r}" for r in audit.restored]
     lines += [f"  ({note})" for note in audit.notes]
     lines.append("Answers still as released: " + (f"{len(audit.stubs)}" if audit.stubs else "none"))
@@ -194,9 +218,15 @@ def report(assignment: str, path: Path | None = None, fresh: bool = True, progre
     lines += [f"  {'✓' if outcome == 'passed' else '✗'} {what}: {outcome}" for what, outcome in outcomes]
     todo = len(audit.problems) + len(audit.stubs) + len(failed) + bool(warning) + bool(ran and ran.stopped)
     # Not a grade: the hidden tests grade, and the fresh run used the grader's (smaller) settings.
-    done = ("Ready to hand in: nothing above to fix. This is not a grade: the hidden tests grade your "
-            "answers after the deadline.")
-    lines += ["", done if not todo else f"{todo} thing(s) above to fix before you hand in.", hand_in(assignment, saved)]
+    done = (
+        "Ready to hand in: nothing above to fix. This is not a grade: the hidden tests grade your "
+        "answers after the deadline."
+    )
+    lines += [
+        "",
+        done if not todo else f"{todo} thing(s) above to fix before you hand in.",
+        hand_in(assignment, saved),
+    ]
     return "\n".join(lines)
 
 
@@ -204,7 +234,11 @@ def _fresh(nb, fresh: bool, progress: bool, lines: list[str]):
     """Run the copy (or say why not) and describe the run into ``lines``."""
     limits = settings.current()
     if not fresh or limits.skip_fresh_run:
-        why = "asked not to" if not fresh else f"{settings.SKIP_FRESH_RUN_VARIABLE}=1: a program is running this notebook"
+        why = (
+            "asked not to"
+            if not fresh
+            else f"{settings.SKIP_FRESH_RUN_VARIABLE}=1: a program is running this notebook"
+        )
         lines.append(f"Fresh run: skipped ({why})")
         return None
     from course import fresh_run
@@ -212,13 +246,17 @@ def _fresh(nb, fresh: bool, progress: bool, lines: list[str]):
     lines_before = len(lines)
     ran = fresh_run.run(nb, progress=progress)
     within = ran.seconds <= limits.notebook_timeout and not ran.stopped
-    lines.append(f"Fresh run: {ran.cells_run} code cell(s) in {ran.seconds:.1f} s in a fresh kernel, with the "
-                 f"grader's settings: {'within' if within else 'NOT within'} the grading limits "
-                 f"(limits: {limits.notebook_timeout} s for the notebook, {limits.cell_timeout} s per cell)")
+    lines.append(
+        f"Fresh run: {ran.cells_run} code cell(s) in {ran.seconds:.1f} s in a fresh kernel, with the "
+        f"grader's settings: {'within' if within else 'NOT within'} the grading limits "
+        f"(limits: {limits.notebook_timeout} s for the notebook, {limits.cell_timeout} s per cell)"
+    )
     if ran.stopped:
         lines.append(f"  ✗ stopped: {ran.stopped}")
     elif ran.seconds > limits.notebook_timeout / 2:
-        lines.append("  ! over half the limit here: the grader's machine may be slower; make the slow cells faster")
+        lines.append(
+            "  ! over half the limit here: the grader's machine may be slower; make the slow cells faster"
+        )
     error = ran.first_error()
     if error:
         index, name, message = error
@@ -238,5 +276,7 @@ def check(assignment: str, fresh: bool = True) -> None:
     try:
         print(report(assignment, fresh=fresh), flush=True)
     except Exception as error:  # the report of a broken notebook must not become the notebook's error
-        print(f"submission check could not finish ({type(error).__name__}: {error}); nothing was changed. "
-              f"Save the notebook and run this cell again; if it keeps failing, ask on the course forum.")
+        print(
+            f"submission check could not finish ({type(error).__name__}: {error}); nothing was changed. "
+            f"Save the notebook and run this cell again; if it keeps failing, ask on the course forum."
+        )

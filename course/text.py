@@ -8,6 +8,7 @@ vocabulary (96 symbols) and the model tiny, and make every step of tokenisation 
 The vocabulary is fixed (newline and printable ASCII), not read off the text: the autograder's
 held-out text (entries WAR to Z, kept out of the student bundle) uses the same ids.
 """
+
 from __future__ import annotations
 
 import torch
@@ -25,7 +26,9 @@ def encode(text: str) -> torch.Tensor:
     """Token ids (int64) of ``text``; a character outside the vocabulary is an error that names it."""
     unknown = sorted({char for char in text if char not in _IDS})
     if unknown:
-        raise ValueError(f"characters outside the course's vocabulary (newline and printable ASCII): {unknown[:10]}")
+        raise ValueError(
+            f"characters outside the course's vocabulary (newline and printable ASCII): {unknown[:10]}"
+        )
     return torch.tensor([_IDS[char] for char in text], dtype=torch.long)
 
 
@@ -38,8 +41,10 @@ def decode(ids) -> str:
 def load_corpus(validation_fraction: float = 0.1) -> tuple[torch.Tensor, torch.Tensor]:
     """(train_ids, validation_ids): the corpus encoded and split at one point, validation last."""
     if not CORPUS.is_file():
-        raise FileNotFoundError(f"{CORPUS} is missing: it ships with the course (data/lm/); "
-                                "re-clone the course repository or restore that folder")
+        raise FileNotFoundError(
+            f"{CORPUS} is missing: it ships with the course (data/lm/); "
+            "re-clone the course repository or restore that folder"
+        )
     ids = encode(CORPUS.read_text(encoding="ascii"))
     split = int(len(ids) * (1 - validation_fraction))
     return ids[:split], ids[split:]

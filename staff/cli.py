@@ -5,6 +5,7 @@ Commands, in workflow order: ``fixtures``, ``fixtures-check``, ``fixtures-verify
 ``hub``, ``feedback``, ``export``, ``report``, ``similarity``, ``solutions``. Heavy modules are imported
 inside each command, so ``--help`` is instant.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -26,8 +27,10 @@ def _fixtures(args) -> int:
     for assignment in args.assignments or course_dir.assignments():
         if getattr(recipes.load(assignment), "OUTPUTS", None):  # what the judge compares, per test cell
             specs = cell_checks.build_checks(assignment, out)
-            print(f"fixtures: {cell_checks.checks_file(assignment, out).relative_to(out.parent)}: "
-                  f"{sum(map(len, specs.values()))} checks in {sum(1 for s in specs.values() if s)} judged cells")
+            print(
+                f"fixtures: {cell_checks.checks_file(assignment, out).relative_to(out.parent)}: "
+                f"{sum(map(len, specs.values()))} checks in {sum(1 for s in specs.values() if s)} judged cells"
+            )
     return 0
 
 
@@ -39,12 +42,21 @@ def _fixtures_check(args) -> int:
     for problem in problems:
         print(f"fixtures-check: {problem}", file=sys.stderr)
     for assignment, (share, where) in sorted(spread.worst.items()):
-        print(f"fixtures-check: {assignment}: " + (f"values moved by at most {share:.1%} of their grading tolerance ({where})"
-                                                   if share else "every value as committed"))
-    print("fixtures-check: committed fixtures agree with a fresh build (within a share, by default a tenth, of the grading "
-          "tolerances)" if not problems else
-          f"fixtures-check: {len(problems)} difference(s) that could change a grade: after changing a "
-          "recipe or a solution, run `make fixtures` and commit the result")
+        print(
+            f"fixtures-check: {assignment}: "
+            + (
+                f"values moved by at most {share:.1%} of their grading tolerance ({where})"
+                if share
+                else "every value as committed"
+            )
+        )
+    print(
+        "fixtures-check: committed fixtures agree with a fresh build (within a share, by default a tenth, of the grading "
+        "tolerances)"
+        if not problems
+        else f"fixtures-check: {len(problems)} difference(s) that could change a grade: after changing a "
+        "recipe or a solution, run `make fixtures` and commit the result"
+    )
     return 1 if problems else 0
 
 
@@ -94,8 +106,11 @@ def _figure(args) -> int:
 
     # Each recipe with a README figure draws it from its notebook's solution (03: attention maps,
     # 05: the KV cache's measured speed-up); a path redraws only the first into that file.
-    drawn = [] if args.architecture else [
-        r for r in map(recipes.load, recipes.assignments()) if hasattr(r, "save_readme_figure")]
+    drawn = (
+        []
+        if args.architecture
+        else [r for r in map(recipes.load, recipes.assignments()) if hasattr(r, "save_readme_figure")]
+    )
     for recipe in drawn[:1] if args.path else drawn:
         path = recipe.save_readme_figure(args.path or recipe.README_FIGURE)
         print(f"figure: wrote {path} ({path.stat().st_size / 1024:.0f} KB)")
@@ -108,7 +123,9 @@ def _figure(args) -> int:
     for path in diagrams.draw_all():
         print(f"figure: wrote {path} ({path.stat().st_size / 1024:.0f} KB)")
     for assignment, changed in architecture_cell.embed_all().items():
-        print(f"figure: source/{assignment}: architecture cell {'embedded' if changed else 'already current'}")
+        print(
+            f"figure: source/{assignment}: architecture cell {'embedded' if changed else 'already current'}"
+        )
     return 0
 
 
@@ -124,11 +141,16 @@ def _collect(args) -> int:
     found, unmatched = collect.collect(args.zip)
     for assignment, students in sorted(found.items()):
         marked = sum(late.lms_late(course_dir.COURSE, s, assignment) for s in set(students))
-        print(f"collect: {assignment}: {len(students)} submission(s) into submitted/"
-              + (f", {marked} marked LATE by the LMS" if marked else ""))
+        print(
+            f"collect: {assignment}: {len(students)} submission(s) into submitted/"
+            + (f", {marked} marked LATE by the LMS" if marked else "")
+        )
     if unmatched:
-        print(f"collect: {len(unmatched)} file(s) NOT imported (name matches no assignment; expected "
-              f"<student-id>_..._<assignment>.ipynb):", file=sys.stderr)
+        print(
+            f"collect: {len(unmatched)} file(s) NOT imported (name matches no assignment; expected "
+            f"<student-id>_..._<assignment>.ipynb):",
+            file=sys.stderr,
+        )
         print("\n".join(f"  {name}" for name in unmatched), file=sys.stderr)
     return 0
 
@@ -140,7 +162,9 @@ def _samples(args) -> int:
 
     written = samples.copy_to_submitted(args.assignments or None)
     gradebook.import_roster(samples.ROSTER, course_dir.COURSE)
-    print(f"samples: wrote {len(written)} submissions into submitted/ and their students' names into the gradebook")
+    print(
+        f"samples: wrote {len(written)} submissions into submitted/ and their students' names into the gradebook"
+    )
     return 0
 
 
@@ -155,6 +179,7 @@ def _students(args) -> int:
 
 def _serve(args) -> int:  # formgrader, hub: a server in the foreground until Ctrl-C
     from staff.grading import formgrader, hub
+
     return (hub if args.command == "hub" else formgrader).serve(port=args.port, ip=args.ip)
 
 
@@ -169,8 +194,8 @@ def _autograde(args) -> int:
     if args.memory_gb:
         limits.memory = int(args.memory_gb * 2**30)
     from staff.grading.canary import CanaryFailed
-    from staff.grading.late import DueDatesError
     from staff.grading.cell_checks import ChecksUnavailable
+    from staff.grading.late import DueDatesError
     from staff.grading.sandbox import SandboxUnavailable
 
     grading = dict(jobs=args.jobs, limits=limits, unsafe=args.unsafe_no_sandbox)
@@ -178,11 +203,15 @@ def _autograde(args) -> int:
         if args.student or args.regrade:  # forced, and logged for the report
             from staff.grading import regrade
 
-            outcomes = regrade.regrade(students=args.student, assignments=args.assignments or None,
-                                       reason=args.reason, **grading)
+            outcomes = regrade.regrade(
+                students=args.student, assignments=args.assignments or None, reason=args.reason, **grading
+            )
             if not outcomes:
-                print(f"autograde: no submission of {', '.join(args.student or ['anyone'])} in "
-                      f"{', '.join(args.assignments or ['any assignment'])} in submitted/", file=sys.stderr)
+                print(
+                    f"autograde: no submission of {', '.join(args.student or ['anyone'])} in "
+                    f"{', '.join(args.assignments or ['any assignment'])} in submitted/",
+                    file=sys.stderr,
+                )
                 return 1
         else:
             outcomes = autograde.autograde(args.assignments or None, force=args.force, **grading)
@@ -221,29 +250,42 @@ def _export(args) -> int:
 
 def _report(args) -> int:
     from staff import course_dir
+    from staff.authoring import samples
     from staff.grading import report
 
-    found = report.rows(args.assignments or None)
+    # The bundled samples' promised scores, beside what they got (make demo's table)
+    expected = {
+        (s.student, s.assignment): s.expected_score
+        for a in args.assignments or course_dir.assignments()
+        for s in samples.load(a)
+    }
+    found = report.rows(args.assignments or None, expected=expected)
     print(report.table(found) if found else "report: no graded submissions (run `make autograde`)")
     notes = report.trust_notes(args.assignments or None)
     if found:
-        print("\nTest cells whose points a kernel could influence (every other point is judged against withheld values): "
-              + (f"\n{notes}" if notes else "none"))
+        print(
+            "\nTest cells whose points a kernel could influence (every other point is judged against withheld values): "
+            + (f"\n{notes}" if notes else "none")
+        )
     from staff.grading import regrade
 
     regrades = regrade.entries()
     if regrades:
-        print(f"\nRegrades ({regrade.log_file(course_dir.COURSE).relative_to(course_dir.COURSE.root)}):\n"
-              + regrade.table(regrades))
+        print(
+            f"\nRegrades ({regrade.log_file(course_dir.COURSE).relative_to(course_dir.COURSE.root)}):\n"
+            + regrade.table(regrades)
+        )
     if args.html and found:
-        print(f"report: wrote {report.write_report().relative_to(course_dir.COURSE.root)}")
+        print(f"report: wrote {report.write_report(expected=expected).relative_to(course_dir.COURSE.root)}")
     return 1 if any(r.expected is not None and r.expected != r.auto_score for r in found) else 0
 
 
 def _solutions(args) -> int:
     from staff.authoring import solutions
 
-    _, problems = solutions.build(args.assignments or None, out=args.out or solutions.OUT, timeout=args.cell_timeout)
+    _, problems = solutions.build(
+        args.assignments or None, out=args.out or solutions.OUT, timeout=args.cell_timeout
+    )
     if problems:  # each was reported as it happened
         print(f"solutions: NOT written: {', '.join(problems)} (see above)", file=sys.stderr)
     return 1 if problems else 0
@@ -260,67 +302,154 @@ def parser() -> argparse.ArgumentParser:
             p.add_argument("assignments", nargs="*", help="default: every assignment")
         return p
 
-    built = command("fixtures", _fixtures, "rebuild the saved tensors from the recipes and rewrite the manifests "
-                    "(after a change to a recipe or a solution)")
+    built = command(
+        "fixtures",
+        _fixtures,
+        "rebuild the saved tensors from the recipes and rewrite the manifests "
+        "(after a change to a recipe or a solution)",
+    )
     built.add_argument("--out", type=Path, help="default: the course's fixtures/")
-    built.add_argument("--retrain", action="store_true",
-                       help="train the trained fixtures again too (default: keep the ones in --out)")
-    command("fixtures-check", _fixtures_check, "rebuild into a temporary folder and compare with the "
-            "committed fixtures within a tenth of the grading tolerances (rewrites nothing)").add_argument(
-        "--root", type=Path, help="committed fixtures (default: the course's fixtures/)")
-    command("fixtures-verify", _fixtures_verify, "check every fixture file against its SHA-256 manifest",
-            assignments=False).add_argument("--root", type=Path)
-    command("validate", _validate, "source notebooks pass all tests; released ones fail only with "
-            "NotImplementedError").add_argument("--only", choices=["source", "release"])
-    command("release", _release, "check the source, generate release/ atomically with nbgrader, "
-            "check the release")
-    published = command("publish", _publish, "build the student bundle in publish/: what is released by today", assignments=False)
+    built.add_argument(
+        "--retrain",
+        action="store_true",
+        help="train the trained fixtures again too (default: keep the ones in --out)",
+    )
+    command(
+        "fixtures-check",
+        _fixtures_check,
+        "rebuild into a temporary folder and compare with the "
+        "committed fixtures within a tenth of the grading tolerances (rewrites nothing)",
+    ).add_argument("--root", type=Path, help="committed fixtures (default: the course's fixtures/)")
+    command(
+        "fixtures-verify",
+        _fixtures_verify,
+        "check every fixture file against its SHA-256 manifest",
+        assignments=False,
+    ).add_argument("--root", type=Path)
+    command(
+        "validate",
+        _validate,
+        "source notebooks pass all tests; released ones fail only with NotImplementedError",
+    ).add_argument("--only", choices=["source", "release"])
+    command(
+        "release", _release, "check the source, generate release/ atomically with nbgrader, check the release"
+    )
+    published = command(
+        "publish",
+        _publish,
+        "build the student bundle in publish/: what is released by today",
+        assignments=False,
+    )
     published.add_argument("--out", type=Path)
-    published.add_argument("--as-of", metavar="DATE", help="as of that day (YYYY-MM-DD: its end, UTC) or moment, not now")
-    figure = command("figure", _figure, "redraw the README's figures (attention maps, KV cache) and the notebooks' "
-                     "architecture diagrams, and embed those into source/", assignments=False)
-    figure.add_argument("path", nargs="?", type=Path, help="redraw only the first README figure, into this file")
-    figure.add_argument("--architecture", action="store_true",
-                        help="only the architecture diagrams and their cells in source/ (runs no model)")
-    command("collect", _collect, "import an LMS zip of notebooks into submitted/",
-            assignments=False).add_argument("zip", type=Path)
-    command("samples", _samples, "copy the bundled sample submissions into submitted/ (and their "
-            "students' names into the gradebook)")
-    command("students", _students, "import students' names and emails into the gradebook from a CSV "
-            "(id,first_name,last_name,email)", assignments=False).add_argument("roster", type=Path)
-    grade = command("autograde", _autograde, "grade every submission on a Dask cluster (local unless SCHEDULER "
-                    "is set), with a status each; --student/--regrade: regrade just those, keeping manual grades")
+    published.add_argument(
+        "--as-of", metavar="DATE", help="as of that day (YYYY-MM-DD: its end, UTC) or moment, not now"
+    )
+    figure = command(
+        "figure",
+        _figure,
+        "redraw the README's figures (attention maps, KV cache) and the notebooks' "
+        "architecture diagrams, and embed those into source/",
+        assignments=False,
+    )
+    figure.add_argument(
+        "path", nargs="?", type=Path, help="redraw only the first README figure, into this file"
+    )
+    figure.add_argument(
+        "--architecture",
+        action="store_true",
+        help="only the architecture diagrams and their cells in source/ (runs no model)",
+    )
+    command(
+        "collect", _collect, "import an LMS zip of notebooks into submitted/", assignments=False
+    ).add_argument("zip", type=Path)
+    command(
+        "samples",
+        _samples,
+        "copy the bundled sample submissions into submitted/ (and their students' names into the gradebook)",
+    )
+    command(
+        "students",
+        _students,
+        "import students' names and emails into the gradebook from a CSV (id,first_name,last_name,email)",
+        assignments=False,
+    ).add_argument("roster", type=Path)
+    grade = command(
+        "autograde",
+        _autograde,
+        "grade every submission on a Dask cluster (local unless SCHEDULER "
+        "is set), with a status each; --student/--regrade: regrade just those, keeping manual grades",
+    )
     grade.add_argument("--jobs", type=int, help="local workers (default: JOBS, else one per core)")
     grade.add_argument("--cell-timeout", type=int, help="seconds per cell (default: CELL_TIMEOUT)")
     grade.add_argument("--wall", type=int, help="seconds per notebook (default: NOTEBOOK_TIMEOUT)")
     grade.add_argument("--memory-gb", type=float, help="memory per grading process (default: MEMORY_GB)")
-    grade.add_argument("--force", action="store_true",
-                       help="grade again submissions unchanged since their last grade (default: keep those)")
-    grade.add_argument("--student", action="append", metavar="ID",
-                       help="regrade only this student's submissions (repeatable): forced, logged for the report")
-    grade.add_argument("--regrade", action="store_true",
-                       help="regrade the named assignments (and --student's), forced, logged for the report")
+    grade.add_argument(
+        "--force",
+        action="store_true",
+        help="grade again submissions unchanged since their last grade (default: keep those)",
+    )
+    grade.add_argument(
+        "--student",
+        action="append",
+        metavar="ID",
+        help="regrade only this student's submissions (repeatable): forced, logged for the report",
+    )
+    grade.add_argument(
+        "--regrade",
+        action="store_true",
+        help="regrade the named assignments (and --student's), forced, logged for the report",
+    )
     grade.add_argument("--reason", default="", help="why, for the regrade log (e.g. a dispute's number)")
-    grade.add_argument("--unsafe-no-sandbox", action="store_true",
-                       help="grade without the sandbox where none can be made (grades are marked unsafe)")
-    for name, port, text in (("formgrader", 8888, "JupyterLab with nbgrader's formgrader on the course, for grading "
-                              "free-text answers (prints the address with its token)"),
-                             ("hub", 8000, "JupyterHub for a TA team: the formgrader as a service shared by the "
-                              "graders (jupyterhub_config.py names them); --ip 0.0.0.0: every interface (put TLS in front)")):
+    grade.add_argument(
+        "--unsafe-no-sandbox",
+        action="store_true",
+        help="grade without the sandbox where none can be made (grades are marked unsafe)",
+    )
+    for name, port, text in (
+        (
+            "formgrader",
+            8888,
+            "JupyterLab with nbgrader's formgrader on the course, for grading "
+            "free-text answers (prints the address with its token)",
+        ),
+        (
+            "hub",
+            8000,
+            "JupyterHub for a TA team: the formgrader as a service shared by the "
+            "graders (jupyterhub_config.py names them); --ip 0.0.0.0: every interface (put TLS in front)",
+        ),
+    ):
         served = command(name, _serve, text, assignments=False)
-        served.add_argument("--port", type=int, default=port), served.add_argument("--ip", default="127.0.0.1")
+        (
+            served.add_argument("--port", type=int, default=port),
+            served.add_argument("--ip", default="127.0.0.1"),
+        )
     command("feedback", _feedback, "per-student feedback HTML, hidden tests redacted").add_argument(
-        "--complete", action="store_true", help="write nothing while any free-text answer waits for a TA")
-    command("export", _export, "grades.csv with status, reason, manual_pending and late-work (due date, timestamp, "
-            "days late, LMS marker, penalty) columns", assignments=False)
+        "--complete", action="store_true", help="write nothing while any free-text answer waits for a TA"
+    )
+    command(
+        "export",
+        _export,
+        "grades.csv with status, reason, manual_pending and late-work (due date, timestamp, "
+        "days late, LMS marker, penalty) columns",
+        assignments=False,
+    )
     command("report", _report, "the score table; --html also writes reports/report.html").add_argument(
-        "--html", action="store_true")
+        "--html", action="store_true"
+    )
     from staff.grading import similarity  # light to import; its flags live with it (this file's size limit)
+
     similarity.arguments(command("similarity", similarity.command, similarity.HELP, assignments=False))
-    solved = command("solutions", _solutions, "worked solutions to publish once grades are out: each notebook run with "
-                     "its solutions, model answers and outputs, without hidden tests, into solutions/ (.ipynb and .html)")
+    solved = command(
+        "solutions",
+        _solutions,
+        "worked solutions to publish once grades are out: each notebook run with "
+        "its solutions, model answers and outputs, without hidden tests, into solutions/ (.ipynb and .html)",
+    )
     solved.add_argument("--out", type=Path, help="default: the course's solutions/")
-    solved.add_argument("--cell-timeout", type=int, help="seconds per cell (default: 3600; training runs uncapped)")
+    solved.add_argument(
+        "--cell-timeout", type=int, help="seconds per cell (default: 3600; training runs uncapped)"
+    )
     return top
 
 

@@ -3,6 +3,7 @@
 Folder names are nbgrader's own workflow steps, so ``ls`` reads as the workflow. Tests grade in
 a scratch copy (:class:`CourseDir` on a temporary root whose ``source/`` is the real one).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass

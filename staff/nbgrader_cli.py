@@ -3,6 +3,7 @@
 nbgrader runs the ``alembic`` executable from PATH when it creates a gradebook, so the
 virtualenv's ``bin/`` must be on PATH even when nbgrader is called by absolute path.
 """
+
 from __future__ import annotations
 
 import os
@@ -25,11 +26,13 @@ def command(*args: str, course: CourseDir = COURSE) -> list[str]:
     return [str(BINDIR / "nbgrader"), *args, *course.nbgrader_args()]
 
 
-def run(*args: str, course: CourseDir = COURSE, check: bool = True,
-        quiet: bool = False) -> subprocess.CompletedProcess:
+def run(
+    *args: str, course: CourseDir = COURSE, check: bool = True, quiet: bool = False
+) -> subprocess.CompletedProcess:
     """Run ``nbgrader <args>`` on ``course``; raise with its output when it fails."""
-    result = subprocess.run(command(*args, course=course), cwd=COURSE.root, env=environment(), text=True,
-                            capture_output=quiet)
+    result = subprocess.run(
+        command(*args, course=course), cwd=COURSE.root, env=environment(), text=True, capture_output=quiet
+    )
     if check and result.returncode != 0:
         detail = f"\n{result.stdout}\n{result.stderr}" if quiet else ""
         raise RuntimeError(f"`nbgrader {' '.join(args)}` failed with exit code {result.returncode}{detail}")

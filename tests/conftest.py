@@ -1,6 +1,7 @@
 """Shared test set-up: offline and headless (importing ``course`` applies the hub mode), and one
 way to make a scratch nbgrader course, so tests never touch the instructor's gradebook,
 release/ or submitted/."""
+
 from __future__ import annotations
 
 import os
@@ -17,10 +18,11 @@ if _workers > 1:
     for _variable in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "JOBS"):
         os.environ.setdefault(_variable, _share)
 
-import course as _student_package  # noqa: E402,F401  (applies the hub mode before transformers is imported)
-
 import pytest  # noqa: E402
 
+import course as _student_package  # noqa: E402,F401  (applies the hub mode before transformers is imported)
+
+# isort: split
 from staff import course_dir  # noqa: E402
 from staff.authoring import release, samples  # noqa: E402
 from staff.course_dir import CourseDir  # noqa: E402
@@ -28,8 +30,12 @@ from staff.grading import autograde, gradebook  # noqa: E402
 
 
 def pytest_addoption(parser):
-    parser.addoption("--screenshots", metavar="DIR", default=None,
-                     help="also save the browser tests' screenshots into DIR (make screenshots: docs/figures)")
+    parser.addoption(
+        "--screenshots",
+        metavar="DIR",
+        default=None,
+        help="also save the browser tests' screenshots into DIR (make screenshots: docs/figures)",
+    )
 
 
 @pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups
@@ -95,6 +101,7 @@ def attention():
 def browser():
     """Headless Chromium (Debian's, driven by Playwright) shared by the browser tests of a process."""
     from playwright.sync_api import sync_playwright
+
     from support import CHROMIUM_ARGS, chromium_or_skip
 
     executable = chromium_or_skip()
@@ -131,7 +138,11 @@ def graded_course(make_course) -> CourseDir:
     with pytest.MonkeyPatch.context() as patch:
         for name, value in OTHER_CPU.items():
             patch.setenv(name, value)
-        autograde.autograde([a for a in course_dir.assignments() if a not in TRAINING], course=course, jobs=jobs,
-                            progress=False)
+        autograde.autograde(
+            [a for a in course_dir.assignments() if a not in TRAINING],
+            course=course,
+            jobs=jobs,
+            progress=False,
+        )
     autograde.autograde(list(TRAINING), course=course, jobs=jobs, progress=False)
     return course

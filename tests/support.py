@@ -1,4 +1,5 @@
 """Helpers several test modules share (on the path through pyproject's ``pythonpath``)."""
+
 from __future__ import annotations
 
 import shutil
@@ -10,17 +11,28 @@ import torch
 
 #: How the browser tests start Debian's chromium (headless, as root, in this closed network: without
 #: the background-networking flags it keeps trying outside hosts).
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-dev-shm-usage",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 
 
 def chromium_or_skip() -> str:
     """Debian's chromium (`make system-packages` installs it); without it the browser tests skip, saying why."""
     found = shutil.which("chromium")
     if not found:
-        pytest.skip("chromium is not installed: run `make system-packages` as root (it installs "
-                    "Debian's chromium package)")
+        pytest.skip(
+            "chromium is not installed: run `make system-packages` as root (it installs "
+            "Debian's chromium package)"
+        )
     return found
+
 
 #: A tiny sentence pair for bertviz views: 2 layers, 3 heads, 8 tokens, sentence B from token 5.
 LAYERS, HEADS = 2, 3
@@ -35,8 +47,13 @@ def tiny_attention() -> tuple[torch.Tensor, ...]:
 
     torch.manual_seed(0)
     config = BertConfig(
-        vocab_size=32, hidden_size=12, num_hidden_layers=LAYERS, num_attention_heads=HEADS,
-        intermediate_size=16, max_position_embeddings=N, attn_implementation="eager",
+        vocab_size=32,
+        hidden_size=12,
+        num_hidden_layers=LAYERS,
+        num_attention_heads=HEADS,
+        intermediate_size=16,
+        max_position_embeddings=N,
+        attn_implementation="eager",
     )
     model = BertModel(config).eval()
     token_type_ids = torch.tensor([[0] * SENTENCE_B_START + [1] * (N - SENTENCE_B_START)])

@@ -1,8 +1,10 @@
 """The repository holds together: one set of pins (torch pinned to the CPU build), CI runs exactly
 `make test`, the Makefile calls only the staff command line, and the packages import each other
 only in the allowed direction (staff -> course, never back) with no cycles."""
+
 import ast
 import re
+import subprocess
 import sys
 from pathlib import Path
 
@@ -38,15 +40,19 @@ def test_environment_yml_points_at_the_same_pins():
     assert "python=3.11" in deps
     pip_section = next(d["pip"] for d in deps if isinstance(d, dict))
     assert "-r requirements.txt" in pip_section
-    assert not [d for d in deps if isinstance(d, str) and re.match(r"(torch|transformers|nbgrader)\b", d)], \
+    assert not [d for d in deps if isinstance(d, str) and re.match(r"(torch|transformers|nbgrader)\b", d)], (
         "pin packages in requirements.txt, not in environment.yml"
+    )
     assert "requirements-nodeps.txt" in (ROOT / "environment.yml").read_text()
 
 
 def test_installed_versions_are_the_pinned_ones():
     from importlib.metadata import version
 
-    for package, pinned in {**_requirements("requirements.txt"), **_requirements("requirements-nodeps.txt")}.items():
+    for package, pinned in {
+        **_requirements("requirements.txt"),
+        **_requirements("requirements-nodeps.txt"),
+    }.items():
         assert version(package).split("+")[0] == pinned, package
     assert sys.version_info[:2] == (3, 11)
 
@@ -54,14 +60,28 @@ def test_installed_versions_are_the_pinned_ones():
 def test_makefile_installs_the_requirement_files_and_ci_runs_make_test():
     makefile = (ROOT / "Makefile").read_text()
     assert "-r requirements.txt" in makefile and "--no-deps -r requirements-nodeps.txt" in makefile
-    ci = [line for line in (ROOT / ".ci/run").read_text().splitlines()
-          if line.strip() and not line.startswith("#")]
+    ci = [
+        line
+        for line in (ROOT / ".ci/run").read_text().splitlines()
+        if line.strip() and not line.startswith("#")
+    ]
     assert ci[-1].strip() == "make test"
 
 
 def test_make_help_lists_the_workflow_in_order():
     targets = re.findall(r"^([a-z-]+):.*## ", (ROOT / "Makefile").read_text(), re.MULTILINE)
-    order = ["setup", "fixtures", "validate", "release", "autograde", "feedback", "export", "demo", "test", "clean"]
+    order = [
+        "setup",
+        "fixtures",
+        "validate",
+        "release",
+        "autograde",
+        "feedback",
+        "export",
+        "demo",
+        "test",
+        "clean",
+    ]
     assert [t for t in targets if t in order] == order
 
 
@@ -84,21 +104,40 @@ def _imports(path: Path) -> set[str]:
 
 
 def _modules(package: str) -> dict[str, Path]:
-    return {".".join(p.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__"): p
-            for p in (ROOT / package).rglob("*.py")}
+    return {
+        ".".join(p.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__"): p
+        for p in (ROOT / package).rglob("*.py")
+    }
 
 
 def test_student_package_never_imports_the_instructor_package():
-    offenders = {name: sorted(i for i in _imports(path) if i.split(".")[0] == "staff")
-                 for name, path in _modules("course").items()}
+    offenders = {
+        name: sorted(i for i in _imports(path) if i.split(".")[0] == "staff")
+        for name, path in _modules("course").items()
+    }
     assert not {k: v for k, v in offenders.items() if v}, "course/ ships to students: no staff imports"
+
+
+def test_grading_never_imports_authoring():
+    """Imports run one way: authoring uses grading's formats (the judge, feedback), never the
+    reverse; what both need (the fixture folder's formats) is in a module of its own."""
+    offenders = {
+        name: sorted(i for i in _imports(path) if i.startswith("staff.authoring"))
+        for name, path in _modules("staff").items()
+        if name.startswith("staff.grading")
+    }
+    assert not {k: v for k, v in offenders.items() if v}, offenders
 
 
 def test_no_import_cycles_between_modules():
     modules = {**_modules("course"), **_modules("staff")}
-    graph = {name: {i if i in modules else i.rpartition(".")[0] for i in _imports(path)} & set(modules) - {name}
-             for name, path in modules.items()}
-    graph = {name: {d for d in deps if not name.startswith(d + ".")} for name, deps in graph.items()}  # a package's own __init__
+    graph = {
+        name: {i if i in modules else i.rpartition(".")[0] for i in _imports(path)} & set(modules) - {name}
+        for name, path in modules.items()
+    }
+    graph = {
+        name: {d for d in deps if not name.startswith(d + ".")} for name, deps in graph.items()
+    }  # a package's own __init__
 
     def cycle_from(start: str) -> list[str] | None:
         stack = [(start, [start])]
@@ -124,16 +163,43 @@ def test_every_name_imported_from_the_course_packages_exists():
     for root in ("course", "staff", "benchmarks"):
         for path in sorted((paths.ROOT / root).rglob("*.py")):
             for node in ast.walk(ast.parse(path.read_text())):
-                if isinstance(node, ast.ImportFrom) and not node.level and (node.module or "").split(".")[0] in ("course", "staff"):
+                if (
+                    isinstance(node, ast.ImportFrom)
+                    and not node.level
+                    and (node.module or "").split(".")[0] in ("course", "staff")
+                ):
                     module = importlib.import_module(node.module)
-                    missing += [f"{path.relative_to(paths.ROOT)}:{node.lineno}: {node.module}.{a.name}" for a in node.names
-                                if not hasattr(module, a.name) and importlib.util.find_spec(f"{node.module}.{a.name}") is None]
+                    missing += [
+                        f"{path.relative_to(paths.ROOT)}:{node.lineno}: {node.module}.{a.name}"
+                        for a in node.names
+                        if not hasattr(module, a.name)
+                        and importlib.util.find_spec(f"{node.module}.{a.name}") is None
+                    ]
     assert not missing, missing
 
 
+#: One job per module: a module past this many lines (formatted) almost surely does two; split it
+#: where its jobs part, not by squeezing lines (the formatter undoes that).
+MODULE_LINES = 700
+
+
 def test_modules_stay_small():
-    sizes = {name: len(path.read_text().splitlines()) for name, path in {**_modules("course"), **_modules("staff")}.items()}
-    assert not {k: v for k, v in sizes.items() if v > 330}, "one job per module: split it"
+    sizes = {
+        name: len(path.read_text().splitlines())
+        for name, path in {**_modules("course"), **_modules("staff")}.items()
+    }
+    assert not {k: v for k, v in sizes.items() if v > MODULE_LINES}, "one job per module: split it"
+
+
+def test_the_tree_passes_the_linter_and_is_formatted():
+    """ruff, configured in pyproject.toml: `make format` fixes what it can."""
+    for command in (["check", "--no-cache", "."], ["format", "--no-cache", "--check", "."]):
+        done = subprocess.run(
+            [sys.executable, "-m", "ruff", *command], cwd=ROOT, capture_output=True, text=True
+        )
+        assert done.returncode == 0, (
+            f"ruff {command[0]}: run `make format`\n{done.stdout[-3000:]}{done.stderr[-1000:]}"
+        )
 
 
 def test_no_test_installs_system_packages():
@@ -153,3 +219,35 @@ def test_every_nbgrader_command_uses_the_graders_gradebook_url():
     config = PyFileConfigLoader("nbgrader_config.py", path=str(ROOT)).load_config()
     assert config.CourseDirectory.db_url == COURSE.db_url
     assert COURSE.db_url.endswith("?timeout=60") or not COURSE.db_url.startswith("sqlite")
+
+
+def _configured_names() -> dict[str, str]:
+    """Every dotted name of the course's code that a configuration names as text (nbgrader's and the
+    hub's configuration files, the formgrader's template configuration, the server's options): a
+    module moved or renamed breaks these only when nbgrader or the server loads them."""
+    files = [ROOT / "nbgrader_config.py", ROOT / "jupyterhub_config.py"]
+    files += [p for p in (ROOT / "staff" / "grading" / "jupyter").rglob("*") if p.is_file()]
+    files += [ROOT / "staff" / "grading" / "formgrader.py", ROOT / "staff" / "grading" / "hub.py"]
+    found = {}
+    for path in files:
+        for name in re.findall(r"\bstaff(?:\.[A-Za-z_]\w*)+", path.read_text()):
+            found.setdefault(name, str(path.relative_to(ROOT)))
+    return found
+
+
+def test_every_dotted_path_the_configuration_names_imports():
+    import importlib
+
+    names = _configured_names()
+    assert len(names) >= 15, names  # the scan finds the formgrader's preprocessors and extensions
+    missing = []
+    for name, where in names.items():
+        module, _, attribute = name.rpartition(".")
+        try:
+            importlib.import_module(name)
+        except ImportError:
+            try:
+                getattr(importlib.import_module(module), attribute)
+            except (ImportError, AttributeError) as error:
+                missing.append(f"{where}: {name} ({error})")
+    assert not missing, missing

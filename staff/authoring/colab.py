@@ -8,6 +8,7 @@ git repository and given as ``COURSE_REPO``. And the one request to the frontend
 "open in the browser", which a test writes to :data:`FRONTEND_NOTEBOOK` in the stand-in's folder
 (without it the request times out, as Colab's does: ``None``).
 """
+
 from __future__ import annotations
 
 import os
@@ -36,8 +37,13 @@ def stand_in(folder: Path, bundle: Path) -> dict[str, str]:
     the environment variables a kernel needs to look like Colab's."""
     repo = folder / "public-repo"
     shutil.copytree(bundle, repo)
-    git = dict(os.environ, GIT_AUTHOR_NAME="course", GIT_AUTHOR_EMAIL="course@localhost",
-               GIT_COMMITTER_NAME="course", GIT_COMMITTER_EMAIL="course@localhost")
+    git = dict(
+        os.environ,
+        GIT_AUTHOR_NAME="course",
+        GIT_AUTHOR_EMAIL="course@localhost",
+        GIT_COMMITTER_NAME="course",
+        GIT_COMMITTER_EMAIL="course@localhost",
+    )
     for args in (["init", "-q", "-b", "main"], ["add", "-A"], ["commit", "-q", "-m", "bundle"]):
         subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True, env=git)
     module = folder / "fake-colab" / "google" / "colab"
@@ -48,5 +54,8 @@ def stand_in(folder: Path, bundle: Path) -> dict[str, str]:
     startup = folder / "ipython" / "profile_default" / "startup"  # Colab's kernel imports it
     startup.mkdir(parents=True)
     (startup / "00-colab.py").write_text("import google.colab\n")
-    return {"PYTHONPATH": str(folder / "fake-colab"), "IPYTHONDIR": str(folder / "ipython"),
-            "COURSE_REPO": repo.as_uri()}
+    return {
+        "PYTHONPATH": str(folder / "fake-colab"),
+        "IPYTHONDIR": str(folder / "ipython"),
+        "COURSE_REPO": repo.as_uri(),
+    }

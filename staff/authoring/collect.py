@@ -16,19 +16,19 @@ such as ``doejane_2027-01-30T10-15-00Z_...`` or ``doejane_LATE_2027-01-30 10:15:
 (no zone: UTC) becomes nbgrader's ``timestamp.txt``, from which it computes how late the work
 was; :mod:`staff.grading.late` charges the penalty.
 """
+
 from __future__ import annotations
 
 import re
 import shutil
 import zipfile
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from nbgrader.plugins.zipcollect import FileNameCollectorPlugin
 
 from staff import course_dir, nbgrader_cli
 from staff.grading import late
-
 
 #: A time the LMS put in the name: date, time (``:`` or ``-`` between its parts), optional zone.
 _TIME = r"(\d{4}-\d{2}-\d{2})[T _-](\d{2})[-:](\d{2})[-:](\d{2})(Z|UTC|[+-]\d{2}:?\d{2})?"
@@ -37,8 +37,10 @@ _TIME = r"(\d{4}-\d{2}-\d{2})[T _-](\d{2})[-:](\d{2})[-:](\d{2})(Z|UTC|[+-]\d{2}
 def pattern(assignments: list[str]) -> re.Pattern:
     names = "|".join(re.escape(a) for a in sorted(assignments, key=len, reverse=True))
     time = re.sub(r"\((?!\?)", "(?:", _TIME)  # the same, without its groups
-    return re.compile(rf"^(?P<student_id>[^_/\\]+)_(?:(?P<late>(?i:late))_)?(?:(?P<timestamp>{time})_)?"
-                      rf"(?:.*?_)??(?:Copy of )?(?P<file_id>{names})(?: ?\(\d+\))?\.ipynb$")
+    return re.compile(
+        rf"^(?P<student_id>[^_/\\]+)_(?:(?P<late>(?i:late))_)?(?:(?P<timestamp>{time})_)?"
+        rf"(?:.*?_)??(?:Copy of )?(?P<file_id>{names})(?: ?\(\d+\))?\.ipynb$"
+    )
 
 
 def received(text: str) -> datetime:
@@ -46,7 +48,7 @@ def received(text: str) -> datetime:
     date, hours, minutes, seconds, zone = re.fullmatch(_TIME, text).groups()
     zone = "+00:00" if zone in (None, "Z", "UTC") else zone
     when = datetime.fromisoformat(f"{date}T{hours}:{minutes}:{seconds}{zone}")
-    return when.astimezone(timezone.utc).replace(tzinfo=None)
+    return when.astimezone(UTC).replace(tzinfo=None)
 
 
 def match(filename: str, assignments: list[str]) -> dict | None:
@@ -71,12 +73,17 @@ class CourseCollector(FileNameCollectorPlugin):
         info = match(submitted_file, course_dir.assignments())
         if info and info["file_id"] == self.parent.coursedir.assignment_id:
             # nbgrader writes timestamp.txt from "timestamp" when there is one
-            return {"student_id": info["student_id"], "file_id": info["file_id"],
-                    **({"timestamp": info["timestamp"]} if info["timestamp"] else {})}
+            return {
+                "student_id": info["student_id"],
+                "file_id": info["file_id"],
+                **({"timestamp": info["timestamp"]} if info["timestamp"] else {}),
+            }
         return None
 
 
-def collect(zip_path: Path, course: course_dir.CourseDir = course_dir.COURSE) -> tuple[dict[str, list[str]], list[str]]:
+def collect(
+    zip_path: Path, course: course_dir.CourseDir = course_dir.COURSE
+) -> tuple[dict[str, list[str]], list[str]]:
     """Import every notebook of ``zip_path``; return ({assignment: [students]}, unmatched names)."""
     with zipfile.ZipFile(zip_path) as archive:
         names = [n for n in archive.namelist() if not n.endswith("/")]
@@ -96,8 +103,14 @@ def collect(zip_path: Path, course: course_dir.CourseDir = course_dir.COURSE) ->
         shutil.rmtree(archive_dir.parent, ignore_errors=True)  # a fresh extraction per import
         archive_dir.mkdir(parents=True)
         shutil.copy2(zip_path, archive_dir / zip_path.name)
-        nbgrader_cli.run("zip_collect", assignment, "--force", "--log-level=ERROR",
-                         "--ZipCollectApp.collector_plugin=staff.authoring.collect.CourseCollector", course=course)
+        nbgrader_cli.run(
+            "zip_collect",
+            assignment,
+            "--force",
+            "--log-level=ERROR",
+            "--ZipCollectApp.collector_plugin=staff.authoring.collect.CourseCollector",
+            course=course,
+        )
         for student in found[assignment]:  # zip_collect replaced each folder: the marker goes in after
             folder = course.submitted / student / assignment
             if folder.is_dir():

@@ -5,6 +5,7 @@ Coordinates are inches from the bottom-left corner, so a label's size on the can
 on the page and a layout can be checked by arithmetic. Boxes a student writes are orange with
 the notebook's exercise number in a badge; given code is blue; data is white.
 """
+
 from __future__ import annotations
 
 import io
@@ -17,8 +18,12 @@ import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.patches import Circle, FancyArrowPatch, FancyBboxPatch, Patch  # noqa: E402
 
 #: (fill, edge) per kind of box.
-KINDS = {"yours": ("#fde3c8", "#c8691c"), "given": ("#e2ebf6", "#4f74a3"),
-         "data": ("#ffffff", "#4d4d4d"), "note": ("#f5f5f5", "#9a9a9a")}
+KINDS = {
+    "yours": ("#fde3c8", "#c8691c"),
+    "given": ("#e2ebf6", "#4f74a3"),
+    "data": ("#ffffff", "#4d4d4d"),
+    "note": ("#f5f5f5", "#9a9a9a"),
+}
 SHAPE_COLOUR = "#6b2f8f"  # tensor shapes on arrows: one colour, so they read as a layer of their own
 DPI = 110  # 12 x 6.5 in -> 1320 x 715 px: sharp when a notebook scales it to its width, ~40 kB
 
@@ -34,28 +39,68 @@ class Canvas:
         self.boxes: dict[str, tuple[float, float, float, float]] = {}
         self.ax.text(0.25, height - 0.3, title, fontsize=14, fontweight="bold", va="center")
 
-    def box(self, name: str, x: float, y: float, text: str, w: float = 1.7, h: float = 0.55,
-            kind: str = "given", exercise: str | None = None, size: float = 9.5, stack: int = 0) -> str:
+    def box(
+        self,
+        name: str,
+        x: float,
+        y: float,
+        text: str,
+        w: float = 1.7,
+        h: float = 0.55,
+        kind: str = "given",
+        exercise: str | None = None,
+        size: float = 9.5,
+        stack: int = 0,
+    ) -> str:
         """A rounded box centred on (x, y); ``exercise`` puts the notebook's number in a badge;
         ``stack`` draws that many copies behind it (one per head, say)."""
         fill, edge = KINDS[kind]
         for i in range(stack, 0, -1):
-            self.ax.add_patch(FancyBboxPatch((x - w / 2 + 0.07 * i, y - h / 2 + 0.07 * i), w, h,
-                                             boxstyle="round,pad=0,rounding_size=0.08", facecolor=fill,
-                                             edgecolor=edge, linewidth=0.8, zorder=2))
-        self.ax.add_patch(FancyBboxPatch((x - w / 2, y - h / 2), w, h, boxstyle="round,pad=0,rounding_size=0.08",
-                                         facecolor=fill, edgecolor=edge, linewidth=1.4 if kind == "yours" else 1.1,
-                                         zorder=2))
+            self.ax.add_patch(
+                FancyBboxPatch(
+                    (x - w / 2 + 0.07 * i, y - h / 2 + 0.07 * i),
+                    w,
+                    h,
+                    boxstyle="round,pad=0,rounding_size=0.08",
+                    facecolor=fill,
+                    edgecolor=edge,
+                    linewidth=0.8,
+                    zorder=2,
+                )
+            )
+        self.ax.add_patch(
+            FancyBboxPatch(
+                (x - w / 2, y - h / 2),
+                w,
+                h,
+                boxstyle="round,pad=0,rounding_size=0.08",
+                facecolor=fill,
+                edgecolor=edge,
+                linewidth=1.4 if kind == "yours" else 1.1,
+                zorder=2,
+            )
+        )
         self.ax.text(x, y, text, ha="center", va="center", fontsize=size, zorder=3, linespacing=1.25)
         if exercise:
-            self.ax.text(x + w / 2 - 0.04, y + h / 2, f"Ex {exercise}", ha="center", va="center", fontsize=8,
-                         color="white", fontweight="bold", zorder=4,
-                         bbox=dict(boxstyle="round,pad=0.18", facecolor=KINDS["yours"][1], edgecolor="none"))
+            self.ax.text(
+                x + w / 2 - 0.04,
+                y + h / 2,
+                f"Ex {exercise}",
+                ha="center",
+                va="center",
+                fontsize=8,
+                color="white",
+                fontweight="bold",
+                zorder=4,
+                bbox=dict(boxstyle="round,pad=0.18", facecolor=KINDS["yours"][1], edgecolor="none"),
+            )
         self.boxes[name] = (x, y, w, h)
         return name
 
     def circle(self, name: str, x: float, y: float, text: str = "+", r: float = 0.17) -> str:
-        self.ax.add_patch(Circle((x, y), r, facecolor="white", edgecolor=KINDS["data"][1], linewidth=1.1, zorder=2))
+        self.ax.add_patch(
+            Circle((x, y), r, facecolor="white", edgecolor=KINDS["data"][1], linewidth=1.1, zorder=2)
+        )
         self.ax.text(x, y - 0.01, text, ha="center", va="center", fontsize=12, zorder=3)
         self.boxes[name] = (x, y, 2 * r, 2 * r)
         return name
@@ -63,22 +108,53 @@ class Canvas:
     def at(self, name: str, side: str, shift: float = 0.0) -> tuple[float, float]:
         """A point on a box's side (top, bottom, left, right), ``shift`` inches along that side."""
         x, y, w, h = self.boxes[name]
-        return {"top": (x + shift, y + h / 2), "bottom": (x + shift, y - h / 2),
-                "left": (x - w / 2, y + shift), "right": (x + w / 2, y + shift)}[side]
+        return {
+            "top": (x + shift, y + h / 2),
+            "bottom": (x + shift, y - h / 2),
+            "left": (x - w / 2, y + shift),
+            "right": (x + w / 2, y + shift),
+        }[side]
 
-    def arrow(self, start, end, shape: str | None = None, via=(), label_at: float = 0.5,
-              offset: tuple[float, float] = (0.08, 0.0), ha: str = "left", dashed: bool = False,
-              colour: str = "#333333") -> None:
+    def arrow(
+        self,
+        start,
+        end,
+        shape: str | None = None,
+        via=(),
+        label_at: float = 0.5,
+        offset: tuple[float, float] = (0.08, 0.0),
+        ha: str = "left",
+        dashed: bool = False,
+        colour: str = "#333333",
+    ) -> None:
         """An arrow through the points ``via`` (right angles); ``shape`` is written beside the
         segment ``label_at`` of the way along, shifted by ``offset`` inches."""
         points = [start, *via, end]
         style = "--" if dashed else "-"
         for a, b in zip(points[:-2], points[1:-1]):
-            self.ax.plot([a[0], b[0]], [a[1], b[1]], color=colour, linewidth=1.2, linestyle=style, zorder=1,
-                         solid_capstyle="butt")
-        self.ax.add_patch(FancyArrowPatch(points[-2], points[-1], arrowstyle="-|>", mutation_scale=11,
-                                          color=colour, linewidth=1.2, linestyle=style, zorder=1,
-                                          shrinkA=0, shrinkB=0))
+            self.ax.plot(
+                [a[0], b[0]],
+                [a[1], b[1]],
+                color=colour,
+                linewidth=1.2,
+                linestyle=style,
+                zorder=1,
+                solid_capstyle="butt",
+            )
+        self.ax.add_patch(
+            FancyArrowPatch(
+                points[-2],
+                points[-1],
+                arrowstyle="-|>",
+                mutation_scale=11,
+                color=colour,
+                linewidth=1.2,
+                linestyle=style,
+                zorder=1,
+                shrinkA=0,
+                shrinkB=0,
+            )
+        )
         if shape:
             lengths = [abs(b[0] - a[0]) + abs(b[1] - a[1]) for a, b in zip(points, points[1:])]
             walk, (a, b) = label_at * sum(lengths), (points[0], points[1])
@@ -92,28 +168,78 @@ class Canvas:
             self.shape(x, y, shape, ha=ha)
 
     def shape(self, x: float, y: float, text: str, ha: str = "left") -> None:
-        self.ax.text(x, y, text, ha=ha, va="center", fontsize=8.5, family="monospace", color=SHAPE_COLOUR,
-                     zorder=5, bbox=dict(boxstyle="round,pad=0.12", facecolor="white", edgecolor="none", alpha=0.9))
+        self.ax.text(
+            x,
+            y,
+            text,
+            ha=ha,
+            va="center",
+            fontsize=8.5,
+            family="monospace",
+            color=SHAPE_COLOUR,
+            zorder=5,
+            bbox=dict(boxstyle="round,pad=0.12", facecolor="white", edgecolor="none", alpha=0.9),
+        )
 
-    def group(self, x0: float, y0: float, x1: float, y1: float, label: str, colour: str = "#8a8a8a",
-              label_side: str = "left") -> None:
+    def group(
+        self,
+        x0: float,
+        y0: float,
+        x1: float,
+        y1: float,
+        label: str,
+        colour: str = "#8a8a8a",
+        label_side: str = "left",
+    ) -> None:
         """A dashed frame around a part of the diagram, its label on the top edge."""
-        self.ax.add_patch(FancyBboxPatch((x0, y0), x1 - x0, y1 - y0, boxstyle="round,pad=0,rounding_size=0.12",
-                                         facecolor="none", edgecolor=colour, linewidth=1.1, linestyle=(0, (4, 3)),
-                                         zorder=0))
+        self.ax.add_patch(
+            FancyBboxPatch(
+                (x0, y0),
+                x1 - x0,
+                y1 - y0,
+                boxstyle="round,pad=0,rounding_size=0.12",
+                facecolor="none",
+                edgecolor=colour,
+                linewidth=1.1,
+                linestyle=(0, (4, 3)),
+                zorder=0,
+            )
+        )
         x = x0 + 0.15 if label_side == "left" else x1 - 0.15
-        self.ax.text(x, y1, label, ha=label_side, va="center", fontsize=9, color="#333333", style="italic",
-                     zorder=5, bbox=dict(boxstyle="round,pad=0.15", facecolor="white", edgecolor="none"))
+        self.ax.text(
+            x,
+            y1,
+            label,
+            ha=label_side,
+            va="center",
+            fontsize=9,
+            color="#333333",
+            style="italic",
+            zorder=5,
+            bbox=dict(boxstyle="round,pad=0.15", facecolor="white", edgecolor="none"),
+        )
 
     def note(self, x: float, y: float, text: str, ha: str = "left", size: float = 8.5) -> None:
-        self.ax.text(x, y, text, ha=ha, va="center", fontsize=size, color="#444444", zorder=5, linespacing=1.3)
+        self.ax.text(
+            x, y, text, ha=ha, va="center", fontsize=size, color="#444444", zorder=5, linespacing=1.3
+        )
 
     def legend(self, loc: str = "upper right", example: str = "(batch, seq, dim)") -> None:
-        handles = [Patch(facecolor=KINDS["yours"][0], edgecolor=KINDS["yours"][1], label="you write it (Ex n)"),
-                   Patch(facecolor=KINDS["given"][0], edgecolor=KINDS["given"][1], label="given"),
-                   Patch(facecolor="white", edgecolor="white", label=f"{example}: tensor shape")]
-        legend = self.ax.legend(handles=handles, loc=loc, bbox_to_anchor=(0.005, 0.005, 0.99, 0.99),
-                                ncol=3, fontsize=8.5, frameon=False, handlelength=1.4, columnspacing=1.2)
+        handles = [
+            Patch(facecolor=KINDS["yours"][0], edgecolor=KINDS["yours"][1], label="you write it (Ex n)"),
+            Patch(facecolor=KINDS["given"][0], edgecolor=KINDS["given"][1], label="given"),
+            Patch(facecolor="white", edgecolor="white", label=f"{example}: tensor shape"),
+        ]
+        legend = self.ax.legend(
+            handles=handles,
+            loc=loc,
+            bbox_to_anchor=(0.005, 0.005, 0.99, 0.99),
+            ncol=3,
+            fontsize=8.5,
+            frameon=False,
+            handlelength=1.4,
+            columnspacing=1.2,
+        )
         legend.get_texts()[2].set_color(SHAPE_COLOUR)
 
     def save(self, path: Path) -> Path:
@@ -125,6 +251,10 @@ class Canvas:
         plt.close(self.fig)
         # A 128-colour palette keeps the anti-aliased text and shrinks the PNG (and the notebook
         # it is embedded in) about threefold; no timestamp, so the same drawing gives the same bytes.
-        image = Image.open(io.BytesIO(buffer.getvalue())).convert("RGB").quantize(colors=128, dither=Image.Dither.NONE)
+        image = (
+            Image.open(io.BytesIO(buffer.getvalue()))
+            .convert("RGB")
+            .quantize(colors=128, dither=Image.Dither.NONE)
+        )
         image.save(path, format="PNG", optimize=True)
         return path

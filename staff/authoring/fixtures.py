@@ -18,32 +18,27 @@ CPUs), and what matters is that they still train to what the notebook states, wh
 --retrain`` trains them again); the check retrains them (their values are not compared) and builds
 every other fixture from the committed trained ones, so their expected outputs are compared tightly.
 """
+
 from __future__ import annotations
 
 import json
 import shutil
 import tempfile
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Mapping
 
 import numpy as np
 from safetensors.numpy import load_file, save_file
 
-from course.fixtures import MANIFEST, Arrays, relative, sha256
+from course.fixtures import Arrays
 from staff.authoring import recipes
+from staff.fixture_format import OUTPUTS_FILE, write_manifest
 
 #: Share of the grading tolerance a regenerated value may move by (see the module docstring); a
 #: recipe may state another share for a fixture, with its reason, as a third TOLERANCES element.
 CHECK_FRACTION = 0.1
 VISIBILITIES = ("public", "hidden")
-
-
-def write_manifest(root: Path) -> dict[str, dict]:
-    files = sorted(p for p in root.rglob("*") if p.is_file() and p.name != MANIFEST)
-    manifest = {relative(p, root): {"sha256": sha256(p), "bytes": p.stat().st_size} for p in files}
-    (root / MANIFEST).write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
-    return manifest
 
 
 def write_fixtures(assignment: str, fixtures: Mapping[tuple[str, str], Arrays], out: Path) -> None:
@@ -53,8 +48,10 @@ def write_fixtures(assignment: str, fixtures: Mapping[tuple[str, str], Arrays], 
             raise ValueError(f"visibility must be 'public' or 'hidden', got {visibility!r}")
         folder = out / visibility / assignment
         folder.mkdir(parents=True, exist_ok=True)
-        save_file({k: np.require(v, requirements="C") for k, v in arrays.items()},
-                  str(folder / f"{name}.safetensors"))
+        save_file(
+            {k: np.require(v, requirements="C") for k, v in arrays.items()},
+            str(folder / f"{name}.safetensors"),
+        )
 
 
 def trained_fixtures(assignment: str, root: Path) -> dict[tuple[str, str], dict[str, np.ndarray]] | None:
@@ -99,27 +96,15 @@ def build(out: Path, assignments: Iterable[str] | None = None, trained_from: Pat
     write_outputs(out)
 
 
-#: The recipes' ``OUTPUTS`` (which arrays are expected outputs), as data: grading reads this file to
-#: withhold them from the kernels, without importing the recipes (and torch, transformers with them).
-OUTPUTS_FILE = Path("judge") / "outputs.json"
-
-
 def write_outputs(out: Path) -> Path:
     path = out / OUTPUTS_FILE
     path.parent.mkdir(parents=True, exist_ok=True)
-    outputs = {a: {name: list(patterns) for name, patterns in getattr(recipes.load(a), "OUTPUTS", {}).items()}
-               for a in recipes.assignments()}
+    outputs = {
+        a: {name: list(patterns) for name, patterns in getattr(recipes.load(a), "OUTPUTS", {}).items()}
+        for a in recipes.assignments()
+    }
     path.write_text(json.dumps(outputs, indent=1, sort_keys=True) + "\n")
     return path
-
-
-def read_outputs(root: Path) -> dict[str, dict[str, list[str]]]:
-    """{assignment: {fixture name: key patterns}} of the expected outputs, as ``make fixtures`` wrote them."""
-    path = root / OUTPUTS_FILE
-    if not path.is_file():
-        raise FileNotFoundError(f"{path} is missing: run `make fixtures` (it says which saved arrays are expected "
-                                f"outputs, which grading kernels must never see)")
-    return json.loads(path.read_text())
 
 
 @dataclass(frozen=True)
@@ -149,13 +134,15 @@ def grading_tolerance(assignment: str, name: str, key: str) -> Tolerance:
     raise KeyError(f"the recipe of {assignment} declares no tolerance for {name}/{array} (TOLERANCES)")
 
 
-def compare_arrays(label: str, fresh: np.ndarray, committed: np.ndarray,
-                   tolerance: Tolerance | None) -> str | None:
+def compare_arrays(
+    label: str, fresh: np.ndarray, committed: np.ndarray, tolerance: Tolerance | None
+) -> str | None:
     """What differs between two arrays (None: the same, within ``tolerance`` for floats; with
     ``tolerance=None`` only dtype and shape are compared)."""
     if fresh.dtype != committed.dtype or fresh.shape != committed.shape:
-        return (f"{label}: dtype/shape {fresh.dtype}{fresh.shape} != committed "
-                f"{committed.dtype}{committed.shape}")
+        return (
+            f"{label}: dtype/shape {fresh.dtype}{fresh.shape} != committed {committed.dtype}{committed.shape}"
+        )
     if tolerance is None:
         return None
     if not np.issubdtype(fresh.dtype, np.floating):
@@ -164,8 +151,10 @@ def compare_arrays(label: str, fresh: np.ndarray, committed: np.ndarray,
     error, b = _abs_error(fresh, committed)
     excess = error - (tolerance.atol + tolerance.rtol * np.abs(b))
     if fresh.size and (np.isnan(excess) | (excess > 0)).any():
-        return (f"{label}: max abs difference {np.nanmax(error):.3g} > atol={tolerance.atol:g}, "
-                f"rtol={tolerance.rtol:g} ({int((excess > 0).sum())} of {fresh.size} values)")
+        return (
+            f"{label}: max abs difference {np.nanmax(error):.3g} > atol={tolerance.atol:g}, "
+            f"rtol={tolerance.rtol:g} ({int((excess > 0).sum())} of {fresh.size} values)"
+        )
     return None
 
 
@@ -199,14 +188,18 @@ class Spread:
             self.worst[assignment] = (share, label)
 
 
-def compare_trees(fresh_root: Path, committed_root: Path, assignments: Iterable[str],
-                  spread: Spread | None = None) -> list[str]:
+def compare_trees(
+    fresh_root: Path, committed_root: Path, assignments: Iterable[str], spread: Spread | None = None
+) -> list[str]:
     """Every difference between a fresh build and the committed fixtures that could change a grade
     (and, into ``spread``, how far the values moved)."""
     problems = []
     for assignment in assignments:
         for visibility in VISIBILITIES:
-            fresh_dir, committed_dir = fresh_root / visibility / assignment, committed_root / visibility / assignment
+            fresh_dir, committed_dir = (
+                fresh_root / visibility / assignment,
+                committed_root / visibility / assignment,
+            )
             fresh = sorted(p.name for p in fresh_dir.glob("*.safetensors"))
             committed = sorted(p.name for p in committed_dir.glob("*.safetensors"))
             if fresh != committed:
@@ -219,8 +212,14 @@ def compare_trees(fresh_root: Path, committed_root: Path, assignments: Iterable[
     return problems
 
 
-def compare_files(assignment: str, name: str, where: str, fresh: dict[str, np.ndarray],
-                  committed: dict[str, np.ndarray], spread: Spread | None = None) -> list[str]:
+def compare_files(
+    assignment: str,
+    name: str,
+    where: str,
+    fresh: dict[str, np.ndarray],
+    committed: dict[str, np.ndarray],
+    spread: Spread | None = None,
+) -> list[str]:
     """Differences between two versions of one fixture file (values of trained ones not compared)."""
     if fresh.keys() != committed.keys():
         return [f"{where}: keys {sorted(fresh)} != committed {sorted(committed)}"]
@@ -230,15 +229,17 @@ def compare_files(assignment: str, name: str, where: str, fresh: dict[str, np.nd
         grading = grading_tolerance(assignment, name, key) if values else None
         if grading and spread is not None:
             spread.add(assignment, share_used(fresh[key], committed[key], grading), f"{where}:{key}")
-        problem = compare_arrays(f"{where}:{key}", fresh[key], committed[key], grading and grading.for_check())
+        problem = compare_arrays(
+            f"{where}:{key}", fresh[key], committed[key], grading and grading.for_check()
+        )
         if problem:
             problems.append(problem)
     return problems
 
 
-
-def check(committed_root: Path, assignments: Iterable[str] | None = None,
-          spread: Spread | None = None) -> list[str]:
+def check(
+    committed_root: Path, assignments: Iterable[str] | None = None, spread: Spread | None = None
+) -> list[str]:
     """Rebuild into a temporary folder and compare with ``committed_root`` (nothing is rewritten).
     Trained fixtures are retrained (the recipe asserts they train to what the notebook states)
     and compared by keys, dtypes and shapes; the rest is built from the committed trained ones."""
@@ -249,8 +250,13 @@ def check(committed_root: Path, assignments: Iterable[str] | None = None,
         if getattr(recipe, "TRAINED", ()):
             for (visibility, name), arrays in recipe.train().items():
                 committed = committed_root / visibility / assignment / f"{name}.safetensors"
-                problems += compare_files(assignment, name, f"{visibility}/{assignment}/{name}.safetensors (trained)",
-                                          arrays, load_file(str(committed)) if committed.is_file() else {})
+                problems += compare_files(
+                    assignment,
+                    name,
+                    f"{visibility}/{assignment}/{name}.safetensors (trained)",
+                    arrays,
+                    load_file(str(committed)) if committed.is_file() else {},
+                )
     with tempfile.TemporaryDirectory(prefix="fixtures-check-") as tmp:
         build(Path(tmp), assignments, trained_from=committed_root)
         return problems + compare_trees(Path(tmp), committed_root, assignments, spread)

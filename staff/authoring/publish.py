@@ -12,6 +12,7 @@ line of the solution or hidden tests of an assignment still open, and
 ``tests/staff/authoring/test_publish.py`` builds the bundle at every release date, and just before,
 and scans it file by file.
 """
+
 from __future__ import annotations
 
 import json
@@ -96,18 +97,24 @@ def student_readme(assignments: list[str]) -> str:
     due = late.due_dates()
     count = len(assignments)
     words = f"{NUMBERS[count] if count < len(NUMBERS) else count} notebook{'s' if count != 1 else ''}"
-    more = ("" if set(assignments) >= set(course_dir.assignments()) else
-            " More follow during the course: each appears here on its release date.")
-    return STUDENT_README.format(count=words, more=more,
-                                 rows="\n".join(_notebook_row(a, due.get(a)) for a in assignments))
+    more = (
+        ""
+        if set(assignments) >= set(course_dir.assignments())
+        else " More follow during the course: each appears here on its release date."
+    )
+    return STUDENT_README.format(
+        count=words, more=more, rows="\n".join(_notebook_row(a, due.get(a)) for a in assignments)
+    )
 
 
 #: Lines of a solution that recur, as they are, in another notebook's given code, and are idioms of
 #: that code rather than the exercise's answer: (assignment, line) -> why it is not a secret.
 #: ``tests/staff/authoring/test_publish.py`` checks each is still a solution line found elsewhere.
 IDIOMS = {
-    ("03_visualising_attention", "for layer, ax in enumerate(axes.flat):"):
-        "a grid of panels, as 02's given [CLS] figure draws one (3b asks for the grid and more)",
+    (
+        "03_visualising_attention",
+        "for layer, ax in enumerate(axes.flat):",
+    ): "a grid of panels, as 02's given [CLS] figure draws one (3b asks for the grid and more)",
     ("03_visualising_attention", "rows = math.ceil(n_layers / columns)"): "the same grid",
     ("03_visualising_attention", "if layer >= n_layers:"): "the same grid",
 }
@@ -139,10 +146,15 @@ def secret_lines(assignment: str) -> set[str]:
                 inside = "BEGIN" in line
                 continue
             text = _code(line) if cell.cell_type == "code" else line.strip()
-            if (inside and len(text) > SECRET_MIN_LENGTH and not _IMPORT.match(text)
-                    and (cell.cell_type != "code" or _COMPUTES.search(text))
-                    and text not in shown and json.dumps(text)[1:-1] not in shown
-                    and (assignment, text) not in IDIOMS):
+            if (
+                inside
+                and len(text) > SECRET_MIN_LENGTH
+                and not _IMPORT.match(text)
+                and (cell.cell_type != "code" or _COMPUTES.search(text))
+                and text not in shown
+                and json.dumps(text)[1:-1] not in shown
+                and (assignment, text) not in IDIOMS
+            ):
                 secret.add(text)
     return secret
 
@@ -153,13 +165,18 @@ def leaks(folder: Path, secrets: dict[str, set[str]]) -> list[tuple[Path, str, s
     found = []
     for path in sorted(p for p in folder.rglob("*") if p.is_file() and p.suffix in TEXT_SUFFIXES):
         text = path.read_text(encoding="utf-8", errors="ignore")
-        found += [(path, assignment, line) for assignment, lines in secrets.items() for line in sorted(lines)
-                  if line in text or json.dumps(line)[1:-1] in text]
+        found += [
+            (path, assignment, line)
+            for assignment, lines in secrets.items()
+            for line in sorted(lines)
+            if line in text or json.dumps(line)[1:-1] in text
+        ]
     return found
 
 
-def build(out: Path = BUNDLE, assignments: list[str] | None = None,
-          secrets: dict[str, set[str]] | None = None) -> Path:
+def build(
+    out: Path = BUNDLE, assignments: list[str] | None = None, secrets: dict[str, set[str]] | None = None
+) -> Path:
     """Write the bundle of ``assignments`` (default: every one, as for a scratch bundle) into ``out``
     (replaced atomically: built next to it, then swapped in). With ``secrets`` (assignment ->
     lines, :func:`secret_lines`), a bundle holding any of them is refused (:class:`Leak`) and
@@ -191,15 +208,20 @@ def build(out: Path = BUNDLE, assignments: list[str] | None = None,
     found = leaks(staging, secrets or {})
     if found:
         shutil.rmtree(staging, ignore_errors=True)
-        listed = "; ".join(f"{path.relative_to(staging)} holds a line of {assignment}'s solution or hidden tests: "
-                           f"{line[:80]!r}" for path, assignment, line in found[:3])
+        listed = "; ".join(
+            f"{path.relative_to(staging)} holds a line of {assignment}'s solution or hidden tests: "
+            f"{line[:80]!r}"
+            for path, assignment, line in found[:3]
+        )
         raise Leak(f"not published: {listed}{f' (and {len(found) - 3} more)' if len(found) > 3 else ''}")
     shutil.rmtree(out, ignore_errors=True)
     staging.rename(out)
     return out
 
 
-def publish(out: Path = BUNDLE, as_of: str | date | datetime | None = None) -> tuple[Path, list[str], list[str]]:
+def publish(
+    out: Path = BUNDLE, as_of: str | date | datetime | None = None
+) -> tuple[Path, list[str], list[str]]:
     """``make publish``: the bundle as of ``as_of`` (now by default; a date means the end of that
     day, UTC): the assignments released by then, refused if it holds a line of the solution or
     hidden tests of any assignment not closed by then. Returns the bundle, the assignments shipped
@@ -207,8 +229,10 @@ def publish(out: Path = BUNDLE, as_of: str | date | datetime | None = None) -> t
     when = late.moment(as_of)
     shipped = late.released(when)
     if not shipped:
-        raise NothingToPublish(f"no assignment is released by {when:%Y-%m-%d %H:%M} UTC "
-                               f"(release dates: {late.DUE_DATES.name}): nothing to publish")
+        raise NothingToPublish(
+            f"no assignment is released by {when:%Y-%m-%d %H:%M} UTC "
+            f"(release dates: {late.DUE_DATES.name}): nothing to publish"
+        )
     still_open = late.open_at(when)
     return build(out, shipped, {a: secret_lines(a) for a in still_open}), shipped, still_open
 
@@ -224,7 +248,9 @@ def main(out: Path = BUNDLE, as_of: str | None = None) -> int:
     except (NothingToPublish, Leak, late.DueDatesError) as error:
         print(f"publish: {error}", file=sys.stderr)
         return 1
-    print(f"publish: released {', '.join(shipped)}; not closed yet (none of their answers shipped): "
-          f"{', '.join(still_open) or 'none'}")
+    print(
+        f"publish: released {', '.join(shipped)}; not closed yet (none of their answers shipped): "
+        f"{', '.join(still_open) or 'none'}"
+    )
     print(f"publish: wrote {out} — push it to {settings.PUBLIC_REPO}")
     return 0

@@ -9,6 +9,7 @@ frozen encoder finds the exact definition for about a fifth of the questions abo
 (it must match the asked word with an entry, which the frozen vectors carry only weakly); training
 the last layer too learned slowly and would ship megabytes, for a notebook about decoding.
 """
+
 from __future__ import annotations
 
 import random
@@ -31,8 +32,10 @@ def _split_entries() -> tuple[tuple, tuple]:
 
 
 def _questions(rng: random.Random, entries: tuple, count: int) -> list[tuple[str, str, int, str]]:
-    return [qa.make_question(rng, rng.choice([1, 2, 3]), answerable=rng.random() >= 0.2, entries=entries)
-            for _ in range(count)]
+    return [
+        qa.make_question(rng, rng.choice([1, 2, 3]), answerable=rng.random() >= 0.2, entries=entries)
+        for _ in range(count)
+    ]
 
 
 @torch.no_grad()
@@ -41,10 +44,17 @@ def _features(model, tokenizer, questions) -> list[tuple]:
     and the target start and end tokens ([CLS] = 0 for a question without an answer)."""
     batches = []
     for first in range(0, len(questions), 64):
-        chunk = questions[first:first + 64]
-        encoded = tokenizer([q for q, *_ in chunk], [c for _, c, *_ in chunk], padding=True,
-                            return_offsets_mapping=True, return_tensors="pt")
-        hidden = model.distilbert(input_ids=encoded["input_ids"], attention_mask=encoded["attention_mask"]).last_hidden_state
+        chunk = questions[first : first + 64]
+        encoded = tokenizer(
+            [q for q, *_ in chunk],
+            [c for _, c, *_ in chunk],
+            padding=True,
+            return_offsets_mapping=True,
+            return_tensors="pt",
+        )
+        hidden = model.distilbert(
+            input_ids=encoded["input_ids"], attention_mask=encoded["attention_mask"]
+        ).last_hidden_state
         allowed = torch.tensor([[sid == 1 for sid in encoded.sequence_ids(b)] for b in range(len(chunk))])
         allowed[:, 0] = True
         starts, ends = [], []
@@ -53,8 +63,16 @@ def _features(model, tokenizer, questions) -> list[tuple]:
                 starts.append(0), ends.append(0)
                 continue
             offsets, sids = encoded["offset_mapping"][b].tolist(), encoded.sequence_ids(b)
-            starts.append(next(i for i, (o, s) in enumerate(zip(offsets, sids)) if s == 1 and o[0] == char_start))
-            ends.append(next(i for i, (o, s) in enumerate(zip(offsets, sids)) if s == 1 and o[1] == char_start + len(answer)))
+            starts.append(
+                next(i for i, (o, s) in enumerate(zip(offsets, sids)) if s == 1 and o[0] == char_start)
+            )
+            ends.append(
+                next(
+                    i
+                    for i, (o, s) in enumerate(zip(offsets, sids))
+                    if s == 1 and o[1] == char_start + len(answer)
+                )
+            )
         batches.append((hidden, allowed, torch.tensor(starts), torch.tensor(ends)))
     return batches
 
@@ -70,9 +88,10 @@ def fit_head(model, tokenizer) -> None:
     optimizer = torch.optim.Adam(head.parameters(), lr=3e-3)
     for _ in range(150):
         for hidden, allowed, starts, ends in batches:
-            logits = head(hidden).masked_fill(~allowed[..., None], -1e4)             # (batch, seq, 2)
-            loss = (torch.nn.functional.cross_entropy(logits[..., 0], starts)
-                    + torch.nn.functional.cross_entropy(logits[..., 1], ends))
+            logits = head(hidden).masked_fill(~allowed[..., None], -1e4)  # (batch, seq, 2)
+            loss = torch.nn.functional.cross_entropy(
+                logits[..., 0], starts
+            ) + torch.nn.functional.cross_entropy(logits[..., 1], ends)
             optimizer.zero_grad()
             loss.backward()
             optimizer.step()
@@ -96,12 +115,16 @@ def build_head(sol: dict, minimum: dict[str, float]) -> dict[str, np.ndarray]:
     tokenizer, model = models.load_tokenizer(), qa.load_question_answering()
     fit_head(model, tokenizer)
     scores = validation_scores(sol, model, tokenizer)
-    print(f"fixtures: QA head: validation exact answers {scores['answerable']:.3f}, "
-          f"no-answer found {scores['unanswerable']:.3f}")
+    print(
+        f"fixtures: QA head: validation exact answers {scores['answerable']:.3f}, "
+        f"no-answer found {scores['unanswerable']:.3f}"
+    )
     for kind, least in minimum.items():
         if scores[kind] < least:
-            raise RuntimeError(f"the fitted QA head reaches {scores[kind]:.3f} on {kind} validation questions, "
-                               f"below the {least} the notebook states")
+            raise RuntimeError(
+                f"the fitted QA head reaches {scores[kind]:.3f} on {kind} validation questions, "
+                f"below the {least} the notebook states"
+            )
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "qa_head.safetensors"
         qa.save_qa_head(model, path)

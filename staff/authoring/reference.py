@@ -5,6 +5,7 @@ Fixture recipes compute expected outputs by running the solution cells of
 given code). The solution is therefore written once, in the notebook an instructor edits, and
 the saved tensors can never drift from it.
 """
+
 from __future__ import annotations
 
 from typing import Any

@@ -5,6 +5,7 @@ so a broken source notebook would leave students with nothing. Here nbgrader wri
 staging folder next to ``release/``; only when every assignment generated cleanly are the
 folders swapped in (a rename each, on the same filesystem).
 """
+
 from __future__ import annotations
 
 import re
@@ -47,8 +48,9 @@ class StampPublicAddress(Preprocessor):
         return nb, resources
 
 
-def generate(assignments: list[str] | None = None,
-             course: course_dir.CourseDir = course_dir.COURSE) -> list[Path]:
+def generate(
+    assignments: list[str] | None = None, course: course_dir.CourseDir = course_dir.COURSE
+) -> list[Path]:
     """Generate the student version of each assignment into ``course.release/<assignment>/``."""
     assignments = assignments or course_dir.assignments()
     release_root = course.release
@@ -56,8 +58,13 @@ def generate(assignments: list[str] | None = None,
     with tempfile.TemporaryDirectory(prefix=".staging-", dir=release_root) as tmp:
         staging = Path(tmp)
         for assignment in assignments:
-            nbgrader_cli.run("generate_assignment", assignment, "--log-level=WARN",
-                             f"--CourseDirectory.release_directory={staging}", course=course)
+            nbgrader_cli.run(
+                "generate_assignment",
+                assignment,
+                "--log-level=WARN",
+                f"--CourseDirectory.release_directory={staging}",
+                course=course,
+            )
             if not course_dir.release_notebook(assignment, staging).is_file():
                 raise RuntimeError(f"nbgrader produced no {assignment}.ipynb in {staging / assignment}")
         for assignment in assignments:

@@ -18,12 +18,13 @@ tricks of every ``zero_work_tricks`` sample) at the start of the first cell this
 It is turned into a notebook by filling those cells of the *current* released notebook, so
 samples never drift from the release and a regenerated release needs no hand edits.
 """
+
 from __future__ import annotations
 
 import re
 import shutil
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import nbformat
@@ -56,8 +57,9 @@ def parse(path: Path, assignment: str) -> Sample:
     meta = dict(_HEADER.findall(header))
     if "expected_score" not in meta:
         raise ValueError(f"{path}: the header must say `# expected_score: <points>`")
-    description = " ".join(line[2:] for line in header.splitlines()
-                           if line.startswith("# ") and not _HEADER.match(line)).strip()
+    description = " ".join(
+        line[2:] for line in header.splitlines() if line.startswith("# ") and not _HEADER.match(line)
+    ).strip()
     cells = {bodies[i]: bodies[i + 1].strip("\n") for i in range(0, len(bodies), 2)}
     if "include" in meta and cells:
         first = next(iter(cells))
@@ -66,8 +68,14 @@ def parse(path: Path, assignment: str) -> Sample:
     if "based_on" in meta:
         base = parse(course_dir.samples_dir(assignment) / f"{meta['based_on'].strip()}.py", assignment)
         cells = {**base.cells, **cells}
-    return Sample(path.stem, assignment, float(meta["expected_score"]), description, cells,
-                  meta.get("expected_status", "graded").strip())
+    return Sample(
+        path.stem,
+        assignment,
+        float(meta["expected_score"]),
+        description,
+        cells,
+        meta.get("expected_status", "graded").strip(),
+    )
 
 
 def load(assignment: str, folder: Path | None = None) -> list[Sample]:
@@ -81,8 +89,10 @@ def fill(sample: Sample, release_root: Path = course_dir.RELEASE) -> nbformat.No
     answer_cells = {nbgrader(c).get("grade_id"): c for c in nb.cells if nbgrader(c).get("solution")}
     unknown = set(sample.cells) - set(answer_cells)
     if unknown:
-        raise KeyError(f"sample {sample.student} fills unknown answer cells {sorted(unknown)}; "
-                       f"the notebook's answer cells are {sorted(answer_cells)}")
+        raise KeyError(
+            f"sample {sample.student} fills unknown answer cells {sorted(unknown)}; "
+            f"the notebook's answer cells are {sorted(answer_cells)}"
+        )
     for grade_id, source in sample.cells.items():
         answer_cells[grade_id].source = source
     return nb
@@ -98,12 +108,13 @@ def submit(sample: Sample, course: course_dir.CourseDir, student: str | None = N
     path = folder / f"{sample.assignment}.ipynb"
     nbformat.write(fill(sample, course.release), path)
     due = late.due_dates().get(sample.assignment)
-    late.write_timestamp(folder, due - timedelta(days=1) if due else datetime.now(timezone.utc))
+    late.write_timestamp(folder, due - timedelta(days=1) if due else datetime.now(UTC))
     return path
 
 
-def copy_to_submitted(assignments: list[str] | None = None,
-                      course: course_dir.CourseDir = course_dir.COURSE) -> list[Sample]:
+def copy_to_submitted(
+    assignments: list[str] | None = None, course: course_dir.CourseDir = course_dir.COURSE
+) -> list[Sample]:
     """Write every sample as ``submitted/<student>/<assignment>/<assignment>.ipynb``."""
     written = []
     for assignment in assignments or course_dir.assignments():

@@ -14,6 +14,7 @@ anyway: a hidden-test line pasted into a solution, a held-out sentence quoted in
 a hidden value typed into a cell would pass through; :func:`leaks` finds what it can cheaply, in the
 notebook and in the HTML, and :func:`build` refuses to write a solution that has any.
 """
+
 from __future__ import annotations
 
 import html
@@ -43,9 +44,11 @@ MIN_DIGITS = 7
 #: own run does, and assignment 4's fine-tuning cell took over 300 s on this 2-core machine; this only stops a hang.
 CELL_TIMEOUT = 3600
 MARKERS = (feedback.BEGIN, feedback.END, "hidden=True")
-HEADER = ("**Worked solution**, published after grading: the instructor's code and model answers, with the "
-          "outputs of one run (offline, on CPU, from the public course files only). The hidden tests are "
-          "graded outside your notebook and are not included.")
+HEADER = (
+    "**Worked solution**, published after grading: the instructor's code and model answers, with the "
+    "outputs of one run (offline, on CPU, from the public course files only). The hidden tests are "
+    "graded outside your notebook and are not included."
+)
 _NUMBER = re.compile(r"-?\d+\.\d+(?:[eE][-+]?\d+)?")
 
 
@@ -55,12 +58,18 @@ class SolutionError(RuntimeError):
 
 def _note(cell: NotebookNode, visible: str, cell_id: str) -> NotebookNode:
     """A hidden-test cell as the note that replaces it: its points and what its visible comment says."""
-    said = " ".join(line.lstrip("#").strip() for line in visible.splitlines()
-                    if line.strip().startswith("#") and "(hidden tests: not shown)" not in line)
+    said = " ".join(
+        line.lstrip("#").strip()
+        for line in visible.splitlines()
+        if line.strip().startswith("#") and "(hidden tests: not shown)" not in line
+    )
     said = re.sub(r"^Hidden tests? \([^)]*\):\s*", "", said).strip()
     points = course_dir.nbgrader(cell).get("points") or 0
-    return nbformat.v4.new_markdown_cell(f"> **Hidden tests ({points:g} points)**, graded outside your notebook"
-                                         + (f": {said}" if said else "."), id=cell_id)
+    return nbformat.v4.new_markdown_cell(
+        f"> **Hidden tests ({points:g} points)**, graded outside your notebook"
+        + (f": {said}" if said else "."),
+        id=cell_id,
+    )
 
 
 def _without_markers(source: str, label: str | None) -> str:
@@ -86,8 +95,9 @@ def _solution_cells(cell: NotebookNode) -> list[NotebookNode]:
         return kept + ([_note(cell, visible, note_id)] if course_dir.nbgrader(cell).get("grade") else [])
     if cell.cell_type == "markdown" and is_manually_graded(cell):
         label = "**Model answer.**"
-        cell.source = (_without_markers(cell.source, label) if BEGIN in cell.source
-                       else f"{label} {cell.source}")
+        cell.source = (
+            _without_markers(cell.source, label) if BEGIN in cell.source else f"{label} {cell.source}"
+        )
     elif course_dir.nbgrader(cell).get("solution"):
         cell.source = _without_markers(cell.source, None)
     return [cell]
@@ -108,7 +118,9 @@ def solution_notebook(assignment: str) -> NotebookNode:
     return nb
 
 
-def execute(nb: NotebookNode, bundle: Path, assignment: str, timeout: int | None = CELL_TIMEOUT) -> NotebookNode:
+def execute(
+    nb: NotebookNode, bundle: Path, assignment: str, timeout: int | None = CELL_TIMEOUT
+) -> NotebookNode:
     """Run ``nb`` (in place) where a student would: ``bundle/<assignment>/``, a fresh kernel whose
     ``course`` package and fixtures are the bundle's (public only), not capped as under autograde."""
     from nbclient import NotebookClient
@@ -117,23 +129,39 @@ def execute(nb: NotebookNode, bundle: Path, assignment: str, timeout: int | None
     folder = bundle / assignment
     nbformat.write(nb, folder / f"{assignment}.ipynb")  # over the released one: what a student would open
     env = {k: v for k, v in os.environ.items() if k != "NBGRADER_EXECUTION"}  # the full run, as a student's
-    env.update({settings.FIXTURES_VARIABLE: str(bundle / "fixtures"), "PYTHONPATH": str(bundle),
-                "MPLBACKEND": "module://matplotlib_inline.backend_inline"})  # figures as outputs, even under Agg
+    env.update(
+        {
+            settings.FIXTURES_VARIABLE: str(bundle / "fixtures"),
+            "PYTHONPATH": str(bundle),
+            "MPLBACKEND": "module://matplotlib_inline.backend_inline",
+        }
+    )  # figures as outputs, even under Agg
     running = {}
     try:
         with tempfile.TemporaryDirectory(prefix="solutions-") as sockets:
-            client = NotebookClient(nb, km=fresh_run.kernel_manager(Path(sockets)), timeout=timeout,
-                                    resources={"metadata": {"path": str(folder)}})
-            client.on_cell_execute = lambda cell, cell_index: running.update(cell=cell.get("id", f"number {cell_index}"))
+            client = NotebookClient(
+                nb,
+                km=fresh_run.kernel_manager(Path(sockets)),
+                timeout=timeout,
+                resources={"metadata": {"path": str(folder)}},
+            )
+            client.on_cell_execute = lambda cell, cell_index: running.update(
+                cell=cell.get("id", f"number {cell_index}")
+            )
             client.execute(env=env, cleanup_kc=True)  # the kernel is shut down: its manager is ours
     except (CellExecutionError, CellTimeoutError, DeadKernelError) as error:
-        what = (f"{error.ename}: {error.evalue[:300]}" if isinstance(error, CellExecutionError) else
-                f"still running after {timeout} s: give it longer with --cell-timeout" if isinstance(error, CellTimeoutError)
-                else "the kernel died: out of memory?")
+        what = (
+            f"{error.ename}: {error.evalue[:300]}"
+            if isinstance(error, CellExecutionError)
+            else f"still running after {timeout} s: give it longer with --cell-timeout"
+            if isinstance(error, CellTimeoutError)
+            else "the kernel died: out of memory?"
+        )
         raise SolutionError(
             f"{assignment}: cell {running.get('cell', '?')} of the worked solution failed ({what}). The source notebook "
             f"must run top to bottom from the public course files (`make validate`); if someone is editing it, try "
-            f"again when they are done") from None
+            f"again when they are done"
+        ) from None
     return nb
 
 
@@ -142,9 +170,9 @@ class Secrets:
     """What an assignment's worked solution must not contain, each as cheap to look for as text."""
 
     assignment: str
-    lines: frozenset[str]     # lines only in hidden-test regions (the release's own notion of secret)
-    texts: frozenset[str]     # held-out text and the text stored in hidden fixtures
-    names: frozenset[str]     # hidden fixtures' names that no public fixture has
+    lines: frozenset[str]  # lines only in hidden-test regions (the release's own notion of secret)
+    texts: frozenset[str]  # held-out text and the text stored in hidden fixtures
+    names: frozenset[str]  # hidden fixtures' names that no public fixture has
     numbers: frozenset[float]  # hidden fixtures' floats that no public fixture has
 
 
@@ -166,14 +194,21 @@ def secrets(assignment: str, fixtures: Path | None = None) -> Secrets:
     fixtures = fixtures or paths.fixtures_dir()
     public_texts, public_numbers = _fixture_values(fixtures / "public")
     hidden_texts, hidden_numbers = _fixture_values(fixtures / "hidden" / assignment)
-    heldout = {field for path in HELDOUT.iterdir() if path.suffix != ".md"
-               for line in path.read_text().splitlines() for field in line.split("\t")}
+    heldout = {
+        field
+        for path in HELDOUT.iterdir()
+        if path.suffix != ".md"
+        for line in path.read_text().splitlines()
+        for field in line.split("\t")
+    }
     public_names = {p.stem for p in (fixtures / "public" / assignment).glob("*.safetensors")}
     return Secrets(
-        assignment, frozenset(release.secret_lines(assignment, regions="HIDDEN TESTS")),
+        assignment,
+        frozenset(release.secret_lines(assignment, regions="HIDDEN TESTS")),
         frozenset(t.strip() for t in (hidden_texts - public_texts) | heldout if len(t.strip()) >= MIN_TEXT),
         frozenset(p.stem for p in (fixtures / "hidden" / assignment).glob("*.safetensors")) - public_names,
-        frozenset(v for v in hidden_numbers - public_numbers if np.isfinite(v) and v != round(v)))
+        frozenset(v for v in hidden_numbers - public_numbers if np.isfinite(v) and v != round(v)),
+    )
 
 
 def notebook_text(nb: NotebookNode, outputs: bool = True) -> str:
@@ -184,7 +219,9 @@ def notebook_text(nb: NotebookNode, outputs: bool = True) -> str:
         parts.append(cell.source)
         for output in cell.get("outputs", []) if outputs else []:
             parts.append(output.get("text", ""))
-            parts += [v for k, v in output.get("data", {}).items() if k.startswith("text/") and isinstance(v, str)]
+            parts += [
+                v for k, v in output.get("data", {}).items() if k.startswith("text/") and isinstance(v, str)
+            ]
             parts += output.get("traceback", [])
     return "\n".join(parts)
 
@@ -205,17 +242,25 @@ def text_leaks(text: str, secret: Secrets, where: str) -> list[str]:
     # `case["expected"], atol=1e-8)` is also the tail of a longer visible one.
     lines = {line.strip() for line in text.splitlines()}
     found += [f"{where}: a hidden-test line: {line!r}" for line in sorted(secret.lines & lines)]
-    found += [f"{where}: held-out or hidden-fixture text: {t[:60]!r}" for t in sorted(secret.texts) if t in text]
-    return found + [f"{where}: the hidden fixture name {n!r}" for n in sorted(secret.names)
-                    if f'"{n}"' in text or f"'{n}'" in text]
+    found += [
+        f"{where}: held-out or hidden-fixture text: {t[:60]!r}" for t in sorted(secret.texts) if t in text
+    ]
+    return found + [
+        f"{where}: the hidden fixture name {n!r}"
+        for n in sorted(secret.names)
+        if f'"{n}"' in text or f"'{n}'" in text
+    ]
 
 
 def number_leaks(text: str, secret: Secrets, where: str) -> list[str]:
     """Hidden fixtures' values written in ``text`` to at least MIN_DIGITS significant digits."""
     tokens = {t for t in _NUMBER.findall(text) if _significant(t) >= MIN_DIGITS}
     hidden = {d: {f"{v:.{d - 1}e}" for v in secret.numbers} for d in {_significant(t) for t in tokens}}
-    return [f"{where}: the hidden fixture value {t}" for t in sorted(tokens)
-            if f"{float(t):.{_significant(t) - 1}e}" in hidden[_significant(t)]]
+    return [
+        f"{where}: the hidden fixture value {t}"
+        for t in sorted(tokens)
+        if f"{float(t):.{_significant(t) - 1}e}" in hidden[_significant(t)]
+    ]
 
 
 def leaks(nb: NotebookNode, secret: Secrets, page: str | None = None) -> list[str]:
@@ -225,15 +270,20 @@ def leaks(nb: NotebookNode, secret: Secrets, page: str | None = None) -> list[st
     computes from public inputs (assignment 3's attention views show the maps of sentences its
     hidden tests use too)."""
     notebook = f"{secret.assignment}.ipynb"
-    found = text_leaks(notebook_text(nb), secret, notebook) + number_leaks(notebook_text(nb, False), secret, notebook)
-    return found + (text_leaks(html_text(page), secret, f"{secret.assignment}.html") if page is not None else [])
+    found = text_leaks(notebook_text(nb), secret, notebook) + number_leaks(
+        notebook_text(nb, False), secret, notebook
+    )
+    return found + (
+        text_leaks(html_text(page), secret, f"{secret.assignment}.html") if page is not None else []
+    )
 
 
 def render_html(nb: NotebookNode, title: str) -> str:
     from nbconvert import HTMLExporter
 
     page, _ = HTMLExporter(template_name="lab", embed_images=True).from_notebook_node(
-        nb, resources={"metadata": {"name": title}})
+        nb, resources={"metadata": {"name": title}}
+    )
     return page
 
 
@@ -244,12 +294,15 @@ def write(assignment: str, nb: NotebookNode, out: Path, secret: Secrets | None =
     page = render_html(nb, f"{assignment}: worked solution")
     problems = leaks(nb, secret, page)
     if problems:
-        shown = "\n  ".join(problems[:10]) + (f"\n  ... and {len(problems) - 10} more" if len(problems) > 10 else "")
+        shown = "\n  ".join(problems[:10]) + (
+            f"\n  ... and {len(problems) - 10} more" if len(problems) > 10 else ""
+        )
         raise SolutionError(
             f"{assignment}: refused to write its worked solution, it would publish what students must never see:\n  "
             f"{shown}\nRemove it from the source notebook's visible or solution cells (hidden tests belong between "
             f"`{feedback.BEGIN}` and `{feedback.END}`, held-out text in staff/authoring/heldout/ only), then run "
-            f"`make solutions` again")
+            f"`make solutions` again"
+        )
     folder = out / assignment
     folder.mkdir(parents=True, exist_ok=True)
     written = [folder / f"{assignment}.ipynb", folder / f"{assignment}.html"]
@@ -260,8 +313,9 @@ def write(assignment: str, nb: NotebookNode, out: Path, secret: Secrets | None =
     return written
 
 
-def build(assignments: list[str] | None = None, out: Path = OUT, timeout: int | None = None,
-          report=print) -> tuple[list[Path], dict[str, str]]:
+def build(
+    assignments: list[str] | None = None, out: Path = OUT, timeout: int | None = None, report=print
+) -> tuple[list[Path], dict[str, str]]:
     """Worked solutions of ``assignments`` (default: all) into ``out``; returns the files written and
     what went wrong with the others, by assignment (one failing does not stop the rest; ``report`` says it at once)."""
     import time
@@ -279,6 +333,8 @@ def build(assignments: list[str] | None = None, out: Path = OUT, timeout: int | 
                 report(f"solutions: {assignment}: NOT written ({time.monotonic() - start:.0f} s): {error}")
                 continue
             written += files
-            report(f"solutions: wrote {', '.join(str(p.relative_to(out.parent)) for p in files)} "
-                   f"({time.monotonic() - start:.0f} s)")
+            report(
+                f"solutions: wrote {', '.join(str(p.relative_to(out.parent)) for p in files)} "
+                f"({time.monotonic() - start:.0f} s)"
+            )
     return written, problems

@@ -1,9 +1,10 @@
 """Helpers the fixture recipes share: random draws, random modules, padding masks, token ids, and
 turning modules, numbers and text into the arrays a safetensors fixture can hold. Written once here,
 so every assignment's fixtures are made the same way."""
+
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 import torch

@@ -9,6 +9,7 @@
   ``NotImplementedError``, in every graded test cell that has visible code: a ``NameError`` or
   a missing fixture there would mean students start from a broken notebook.
 """
+
 from __future__ import annotations
 
 import os
@@ -49,11 +50,15 @@ def grading_problems(notebook: Path) -> list[str]:
         if not (cell.cell_type == "code" and meta.get("grade") and meta.get("points")):
             continue
         if cell.metadata.get("course", {}).get("in_kernel"):
-            problems.append(f"test cell {meta['grade_id']} has points and is declared `course.in_kernel`: no cell may "
-                            f"be decided in the kernel (record its values and compare them with withheld ones)")
+            problems.append(
+                f"test cell {meta['grade_id']} has points and is declared `course.in_kernel`: no cell may "
+                f"be decided in the kernel (record its values and compare them with withheld ones)"
+            )
         if "### BEGIN HIDDEN TESTS" not in cell.source:
-            problems.append(f"test cell {meta['grade_id']} has points but is not a hidden test: visible checks are for "
-                            f"learning, their points belong to the hidden tests of the same exercise")
+            problems.append(
+                f"test cell {meta['grade_id']} has points but is not a hidden test: visible checks are for "
+                f"learning, their points belong to the hidden tests of the same exercise"
+            )
     try:
         cell_checks.load_checks(notebook.parent.name, settings.current().fixtures, nb)
     except cell_checks.ChecksUnavailable as error:
@@ -83,9 +88,15 @@ def validate_release(notebook: Path) -> list[str]:
     nb = nbformat.read(notebook, as_version=4)
     # The notebook's last cell (course.submission.check) would run the whole notebook again.
     with tempfile.TemporaryDirectory(prefix="validate-") as folder:
-        NotebookClient(nb, km=fresh_run.kernel_manager(Path(folder)), timeout=timeout, allow_errors=True,
-                       resources={"metadata": {"path": str(notebook.parent)}}).execute(
-            env={**os.environ, settings.SKIP_FRESH_RUN_VARIABLE: "1"}, cleanup_kc=True)  # shut down: ours
+        NotebookClient(
+            nb,
+            km=fresh_run.kernel_manager(Path(folder)),
+            timeout=timeout,
+            allow_errors=True,
+            resources={"metadata": {"path": str(notebook.parent)}},
+        ).execute(
+            env={**os.environ, settings.SKIP_FRESH_RUN_VARIABLE: "1"}, cleanup_kc=True
+        )  # shut down: ours
     problems = []
     for cell in nb.cells:
         if cell.cell_type != "code":
@@ -94,20 +105,26 @@ def validate_release(notebook: Path) -> list[str]:
         errors = [o for o in cell.get("outputs", []) if o.get("output_type") == "error"]
         for error in errors:
             if error["ename"] != "NotImplementedError":
-                problems.append(f"cell {meta.get('grade_id', cell.get('id'))}: unexpected "
-                                f"{error['ename']}: {error['evalue'][:200]}")
+                problems.append(
+                    f"cell {meta.get('grade_id', cell.get('id'))}: unexpected "
+                    f"{error['ename']}: {error['evalue'][:200]}"
+                )
         if meta.get("grade") and _has_code(cell.source) and not errors:
             problems.append(f"graded test {meta['grade_id']} passes with the stub (it must fail)")
     return problems
 
 
-def validate(assignments: list[str] | None = None, course: course_dir.CourseDir = course_dir.COURSE,
-             kinds: tuple[str, ...] = ("source", "release")) -> list[str]:
+def validate(
+    assignments: list[str] | None = None,
+    course: course_dir.CourseDir = course_dir.COURSE,
+    kinds: tuple[str, ...] = ("source", "release"),
+) -> list[str]:
     problems = []
     for assignment in assignments or course_dir.assignments():
-        for kind, notebook, check in (("source", course_dir.source_notebook(assignment), validate_source),
-                                      ("release", course_dir.release_notebook(assignment, course.release),
-                                       validate_release)):
+        for kind, notebook, check in (
+            ("source", course_dir.source_notebook(assignment), validate_source),
+            ("release", course_dir.release_notebook(assignment, course.release), validate_release),
+        ):
             if kind not in kinds:
                 continue
             if not notebook.is_file():

@@ -15,6 +15,7 @@ keep theirs, so the code still says what it calls.
 Each normalised line remembers its cell and line range, so a match found in the normalised text is
 shown on the code as the student wrote it. Reads notebooks; runs nothing.
 """
+
 from __future__ import annotations
 
 import ast
@@ -43,8 +44,9 @@ _ROUGH = re.compile(r"[A-Za-z_]\w*|\d[\w.]*|'[^'\n]*'|\"[^\"\n]*\"|\S")
 @dataclass(frozen=True)
 class Line:
     """One normalised logical line and where it came from."""
+
     text: str
-    cell: str   # the answer cell's grade id
+    cell: str  # the answer cell's grade id
     first: int  # its first and last line in the cell as submitted, from 1
     last: int
 
@@ -52,8 +54,9 @@ class Line:
 @dataclass
 class Answers:
     """A submission reduced to what its student wrote."""
-    label: str                                            # the student, or an archive entry
-    cells: dict[str, str] = field(default_factory=dict)   # grade id -> answer code as submitted
+
+    label: str  # the student, or an archive entry
+    cells: dict[str, str] = field(default_factory=dict)  # grade id -> answer code as submitted
     lines: list[Line] = field(default_factory=list)
 
     @property
@@ -65,7 +68,8 @@ class Answers:
 @dataclass(frozen=True)
 class Release:
     """What the released notebook gives every student of an assignment."""
-    given: frozenset[str]               # names kept as they are
+
+    given: frozenset[str]  # names kept as they are
     skeleton: dict[str, frozenset[str]]  # grade id -> its released logical lines, normalised
     notebook: NotebookNode
 
@@ -80,11 +84,13 @@ def release(path: Path) -> Release:
             continue
         if _is_answer(cell):  # the skeleton's function, class and parameter names, its starter code
             given |= {t for t, *_ in _tokens(cell.source) or [] if t.isidentifier()}
-        else:                 # what the notebook's own cells define at top level (imports, helpers)
+        else:  # what the notebook's own cells define at top level (imports, helpers)
             given |= _top_level_names(cell.source)
     frozen = frozenset(given)
-    skeleton = {nbgrader(c)["grade_id"]: frozenset(line.strip() for line, _, _ in normalise(c.source, frozen))
-                for c in answer}
+    skeleton = {
+        nbgrader(c)["grade_id"]: frozenset(line.strip() for line, _, _ in normalise(c.source, frozen))
+        for c in answer
+    }
     return Release(frozen, skeleton, nb)
 
 
@@ -103,8 +109,11 @@ def answers(notebook: NotebookNode | Path, released: Release, label: str) -> Ans
         grade_id = nbgrader(cell)["grade_id"]
         given = released.skeleton[grade_id]
         out.cells[grade_id] = cell.source
-        out.lines += [Line(text, grade_id, first, last) for text, first, last in normalise(cell.source, released.given)
-                      if text.strip() not in given]
+        out.lines += [
+            Line(text, grade_id, first, last)
+            for text, first, last in normalise(cell.source, released.given)
+            if text.strip() not in given
+        ]
     return out
 
 
@@ -118,8 +127,10 @@ def normalise(source: str, given: frozenset[str]) -> list[tuple[str, int, int]]:
             if _MAGIC.match(line) or not line.split("#")[0].strip():
                 continue
             indent = (len(line) - len(line.lstrip())) // 4
-            tokens += [(t, number, "name" if t.isidentifier() else "string" if t[0] in "'\"" else "other", indent)
-                       for t in _ROUGH.findall(line.split("#")[0])]
+            tokens += [
+                (t, number, "name" if t.isidentifier() else "string" if t[0] in "'\"" else "other", indent)
+                for t in _ROUGH.findall(line.split("#")[0])
+            ]
             tokens.append(("\n", number, "newline", indent))
     # What the student imports is a library's name, not one the student chose.
     imported, first, importing = set(), True, False

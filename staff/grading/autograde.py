@@ -22,6 +22,7 @@ First the canary (:mod:`canary`): each solution, through steps 2-3, full marks o
 Each submission gets one status and a one-line reason (:mod:`status`). Where no sandbox can be
 made, grading stops with the reason, unless ``unsafe`` is asked for: those grades are ``unsafe``.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -36,17 +37,36 @@ from tqdm.auto import tqdm
 
 from staff import course_dir
 from staff.course_dir import CourseDir
-from staff.grading import canary, cluster, gradebook, integrity, judge, late, nbgrader_steps, repair, session, worker
+from staff.grading import (
+    canary,
+    cluster,
+    gradebook,
+    integrity,
+    judge,
+    late,
+    nbgrader_steps,
+    repair,
+    session,
+    worker,
+)
 from staff.grading.batch import Batch, Limits  # noqa: F401 (Limits: autograde.Limits for callers)
 from staff.grading.status import Outcome, load_status, save_status
 
 
-def submissions(course: CourseDir, assignments: list[str], students: list[str] | None = None) -> list[tuple[str, str]]:
-    return [(p.parent.name, assignment) for assignment in assignments for p in sorted(course.submitted.glob(f"*/{assignment}"))
-            if p.is_dir() and (not students or p.parent.name in students)]
+def submissions(
+    course: CourseDir, assignments: list[str], students: list[str] | None = None
+) -> list[tuple[str, str]]:
+    return [
+        (p.parent.name, assignment)
+        for assignment in assignments
+        for p in sorted(course.submitted.glob(f"*/{assignment}"))
+        if p.is_dir() and (not students or p.parent.name in students)
+    ]
 
 
-def _prepare(course: CourseDir, student: str, assignment: str, released, hidden=frozenset()) -> Outcome | tuple:
+def _prepare(
+    course: CourseDir, student: str, assignment: str, released, hidden=frozenset()
+) -> Outcome | tuple:
     """Read, repair and scan one submission: ``(notebook, repairs, flags)``, or an Outcome only if
     it cannot be graded."""
     path = course.submitted / student / assignment / f"{assignment}.ipynb"
@@ -65,6 +85,7 @@ def _prepare(course: CourseDir, student: str, assignment: str, released, hidden=
             shutil.copy2(path, original)
         nbformat.write(fixed, path)
     return fixed, repairs, integrity.scan(fixed, released, hidden)
+
 
 def _judge(batch: Batch, assignment: str, result: worker.Result) -> dict[str, judge.Verdict] | None:
     """The judge's verdict on each test cell of a run (None when there is no executed notebook).
@@ -91,10 +112,16 @@ def _distrusted(result: worker.Result, judged: dict[str, judge.Verdict]) -> tupl
     """A status for a run whose kernel tampered with its records or the shell's hooks."""
     foreign = [f"{cell}: {v.foreign}" for cell, v in judged.items() if v.foreign]
     if foreign:  # only code running inside a test cell (the submission's, called by it) writes those
-        return "flagged", ("for manual review: test cells recorded checks their tests do not make, so they score 0 ("
-                           + _items(foreign) + ")")
+        return "flagged", (
+            "for manual review: test cells recorded checks their tests do not make, so they score 0 ("
+            + _items(foreign)
+            + ")"
+        )
     if result.bad_records:
-        return "flagged", f"for manual review: the kernel's records were rejected ({result.bad_records}); its judged cells score 0"
+        return (
+            "flagged",
+            f"for manual review: the kernel's records were rejected ({result.bad_records}); its judged cells score 0",
+        )
     if result.guard:  # defence in depth (cells.py): the guard put the shell's hooks back before these cells
         changed = _items([f"before {cell}: {hooks}" for cell, hooks in sorted(result.guard.items())])
         return "flagged", f"for manual review: the notebook changed how the kernel runs cells ({changed})"
@@ -114,49 +141,93 @@ class Ready:
     prepared_in: float  # seconds spent here before it left
 
 
-def ready(course: CourseDir, student: str, assignment: str, limits: Limits, batch: Batch,
-          threads: int | None = None) -> Outcome | Ready:
+def ready(
+    course: CourseDir, student: str, assignment: str, limits: Limits, batch: Batch, threads: int | None = None
+) -> Outcome | Ready:
     start = time.monotonic()
-    prepared = _prepare(course, student, assignment, batch.released(course, assignment),
-                        batch.hidden.get(assignment, frozenset()))
+    prepared = _prepare(
+        course,
+        student,
+        assignment,
+        batch.released(course, assignment),
+        batch.hidden.get(assignment, frozenset()),
+    )
     if isinstance(prepared, Outcome):
         return prepared
     nb, repairs, flags = prepared
     try:
         notebook = nbgrader_steps.sanitize(course, student, assignment, nb)
     except Exception as error:  # nbgrader's CheckCellMetadata and friends: say what, grade the rest
-        return Outcome(student, assignment, "invalid notebook", f"nbgrader cannot read it: {error}"[:200], 0.0,
-                       flags, repairs)
+        return Outcome(
+            student,
+            assignment,
+            "invalid notebook",
+            f"nbgrader cannot read it: {error}"[:200],
+            0.0,
+            flags,
+            repairs,
+        )
     finally:  # its reads end here, not "idle in transaction" while a worker runs it (PostgreSQL)
         session.settle(course.db_url)
-    job = worker.Job(student, assignment, notebook, limits.cell, limits.wall, limits.memory, threads, batch.unsafe,
-                     batch.modules(course, assignment))
-    return Ready(student, assignment, job, batch.digest(notebook, assignment, limits), repairs, flags,
-                 round(time.monotonic() - start, 2))
+    job = worker.Job(
+        student,
+        assignment,
+        notebook,
+        limits.cell,
+        limits.wall,
+        limits.memory,
+        threads,
+        batch.unsafe,
+        batch.modules(course, assignment),
+    )
+    return Ready(
+        student,
+        assignment,
+        job,
+        batch.digest(notebook, assignment, limits),
+        repairs,
+        flags,
+        round(time.monotonic() - start, 2),
+    )
 
 
-def finish(course: CourseDir, item: Ready, batch: Batch, result: worker.Result | None,
-           failure: tuple[str, str] | None = None) -> Outcome:
+def finish(
+    course: CourseDir,
+    item: Ready,
+    batch: Batch,
+    result: worker.Result | None,
+    failure: tuple[str, str] | None = None,
+) -> Outcome:
     """The one writer: the judge's verdicts on the worker's result, then ``autograded/`` and the gradebook."""
     phases = {"prepare": item.prepared_in, **(result.phases if result else {})}
     mark = time.monotonic()
     verdict = failure or (result.error if result else None)
-    executed = nbformat.reads(result.notebook, as_version=4) if result and result.notebook else (
-        (verdict[1] if verdict else "nothing came back from the worker"))
-    judged = _judge(batch, item.assignment, result) if result is not None and (
-        verdict is None or verdict[0] == "timeout") else None
+    executed = (
+        nbformat.reads(result.notebook, as_version=4)
+        if result and result.notebook
+        else (verdict[1] if verdict else "nothing came back from the worker")
+    )
+    judged = (
+        _judge(batch, item.assignment, result)
+        if result is not None and (verdict is None or verdict[0] == "timeout")
+        else None
+    )
     phases["judge"] = round(time.monotonic() - mark, 2)
     mark = time.monotonic()
     with session.one_transaction(course.db_url):  # the grade lands whole, or not at all
-        logged = nbgrader_steps.save(course, item.student, item.assignment,
-                                     nbgrader_steps.Handoff(item.job.notebook, executed, judged))
+        logged = nbgrader_steps.save(
+            course, item.student, item.assignment, nbgrader_steps.Handoff(item.job.notebook, executed, judged)
+        )
         late.after_autograde(course, item.student, item.assignment)  # the LMS's late marker
     phases["gradebook"] = round(time.monotonic() - mark, 2)
     if verdict is None and logged and not isinstance(executed, str):
         verdict = "kernel died", logged.strip().splitlines()[-1][:200]
     distrusted = _distrusted(result, judged) if judged is not None else None
     if distrusted and verdict is None:
-        verdict = distrusted[0], "; ".join([distrusted[1], _items(item.flags)]) if item.flags else distrusted[1]
+        verdict = (
+            distrusted[0],
+            "; ".join([distrusted[1], _items(item.flags)]) if item.flags else distrusted[1],
+        )
     if verdict is None:
         if item.flags:
             verdict = "flagged", "for manual review: " + _items(item.flags)
@@ -165,14 +236,28 @@ def finish(course: CourseDir, item: Ready, batch: Batch, result: worker.Result |
         else:
             verdict = "graded", ""
         if batch.unsafe:
-            verdict = "unsafe", ("graded WITHOUT a sandbox (--unsafe-no-sandbox): the kernel could read and write "
-                                 "what the grader can" + (f"; {verdict[0]}: {verdict[1]}" if verdict[1] else ""))
+            verdict = (
+                "unsafe",
+                (
+                    "graded WITHOUT a sandbox (--unsafe-no-sandbox): the kernel could read and write "
+                    "what the grader can" + (f"; {verdict[0]}: {verdict[1]}" if verdict[1] else "")
+                ),
+            )
     elif item.repairs:
         verdict = verdict[0], verdict[1] + "; repaired: " + "; ".join(item.repairs)
     seconds = round(sum(phases.get(p, 0.0) for p in ("prepare", "worker", "gradebook", "judge")), 1)
     digest = item.digest if failure is None else ""  # a lost worker is not the submission's doing: retry it
-    return Outcome(item.student, item.assignment, *verdict, seconds, item.flags, item.repairs, digest=digest,
-                   phases=phases, worker=result.worker if result else "")
+    return Outcome(
+        item.student,
+        item.assignment,
+        *verdict,
+        seconds,
+        item.flags,
+        item.repairs,
+        digest=digest,
+        phases=phases,
+        worker=result.worker if result else "",
+    )
 
 
 def grade_one(course: CourseDir, student: str, assignment: str, limits: Limits, threads: int = 1) -> Outcome:
@@ -205,9 +290,16 @@ def _already_graded(course: CourseDir, todo: list[tuple[str, str]]) -> dict[tupl
     return {k: v for k, v in known.items() if k in found}
 
 
-def autograde(assignments: list[str] | None = None, course: CourseDir = course_dir.COURSE,
-              jobs: int | None = None, limits: Limits | None = None, progress: bool = True,
-              unsafe: bool = False, force: bool = False, students: list[str] | None = None) -> list[Outcome]:
+def autograde(
+    assignments: list[str] | None = None,
+    course: CourseDir = course_dir.COURSE,
+    jobs: int | None = None,
+    limits: Limits | None = None,
+    progress: bool = True,
+    unsafe: bool = False,
+    force: bool = False,
+    students: list[str] | None = None,
+) -> list[Outcome]:
     """Grade every submission of every assignment (only ``students``' if given) on a Dask cluster
     (:mod:`cluster`: local, ``jobs`` workers, unless ``SCHEDULER`` names one). Submissions unchanged
     (notebook, course files, checks, limits) since their last grade are skipped unless ``force``. Each result is
@@ -265,8 +357,15 @@ def autograde(assignments: list[str] | None = None, course: CourseDir = course_d
                 finished = as_completed()
 
                 def submit(item: Ready, attempt: int = 0) -> None:
-                    future = client.submit(worker.execute, bundle.future, item.job, threads, pure=False, retries=1,
-                                           key=f"grade-{item.assignment}-{item.student}-{item.digest[:10]}-{attempt}")
+                    future = client.submit(
+                        worker.execute,
+                        bundle.future,
+                        item.job,
+                        threads,
+                        pure=False,
+                        retries=1,
+                        key=f"grade-{item.assignment}-{item.student}-{item.digest[:10]}-{attempt}",
+                    )
                     sent[future] = item, time.monotonic(), attempt
                     finished.add(future)
 
@@ -276,8 +375,12 @@ def autograde(assignments: list[str] | None = None, course: CourseDir = course_d
                     try:
                         result = future.result()
                         # waiting for a free worker (and the transfers): the rest of the round trip
-                        result.phases["queue"] = round(max(0.0, time.monotonic() - at - result.phases["worker"]), 2)
-                    except CancelledError as error:  # its worker died and Dask let go of the task: it does, at times
+                        result.phases["queue"] = round(
+                            max(0.0, time.monotonic() - at - result.phases["worker"]), 2
+                        )
+                    except (
+                        CancelledError
+                    ) as error:  # its worker died and Dask let go of the task: it does, at times
                         if attempt < 2:
                             bundle.again()  # (a dead worker may have taken its last copy)
                             return submit(item, attempt + 1)
@@ -288,18 +391,24 @@ def autograde(assignments: list[str] | None = None, course: CourseDir = course_d
 
                 announced = []
 
-                def canary_passed(wait: bool) -> bool:  # its verdict, once in; CanaryFailed: nobody is written
+                def canary_passed(
+                    wait: bool,
+                ) -> bool:  # its verdict, once in; CanaryFailed: nobody is written
                     if not announced and (wait or preflight.done()):
                         try:
                             announced.append(preflight.result())
                         except canary.CanaryFailed as failed:
                             beside = sum(1 for future in sent if future.done())
                             client.cancel(list(sent))  # an existing scheduler would go on running them
-                            raise canary.CanaryFailed(f"{failed} ({beside} submission(s) executed beside the "
-                                                      f"canary were discarded unwritten)") from None
+                            raise canary.CanaryFailed(
+                                f"{failed} ({beside} submission(s) executed beside the "
+                                f"canary were discarded unwritten)"
+                            ) from None
                         beside = sum(1 for future in sent if future.done())
-                        bar.write(f"autograde: canary: {announced[0]}; {beside} submission(s) executed beside it, "
-                                  f"written now")
+                        bar.write(
+                            f"autograde: canary: {announced[0]}; {beside} submission(s) executed beside it, "
+                            f"written now"
+                        )
                     return bool(announced)
 
                 for item in itertools.chain([first], pending):
@@ -314,5 +423,7 @@ def autograde(assignments: list[str] | None = None, course: CourseDir = course_d
         bar.close()
         batch.close()
     if kept:
-        print(f"autograde: {len(kept)} submission(s) unchanged since their last grade, kept (--force grades them again)")
+        print(
+            f"autograde: {len(kept)} submission(s) unchanged since their last grade, kept (--force grades them again)"
+        )
     return sorted(outcomes, key=lambda o: (o.assignment, o.student))

@@ -1,6 +1,7 @@
 """What one grading run shares: its limits, and its :class:`Batch` (the fixtures as kernels see
 them packed into the workers' bundle, the judge's checks and trusted fixtures, the released
 notebooks), built once per run by :mod:`autograde` and read by the one writer for every submission."""
+
 from __future__ import annotations
 
 import hashlib
@@ -55,15 +56,20 @@ class Batch:
 
     def digest(self, notebook: str, assignment: str, limits: Limits) -> str:
         """What a grade depends on: the notebook as executed, the course files, the checks, the limits."""
-        parts = [notebook, self.bundle.digest, json.dumps(self.checks.get(assignment), sort_keys=True),
-                 f"{limits.cell}/{limits.wall}/{limits.memory}/{self.unsafe}"]
+        parts = [
+            notebook,
+            self.bundle.digest,
+            json.dumps(self.checks.get(assignment), sort_keys=True),
+            f"{limits.cell}/{limits.wall}/{limits.memory}/{self.unsafe}",
+        ]
         return hashlib.sha256("\0".join(parts).encode()).hexdigest()
 
     def released(self, course: CourseDir, assignment: str) -> nbformat.NotebookNode:
         """The released notebook (read once per batch; repairs copy from it, never change it)."""
         if assignment not in self._released:
-            self._released[assignment] = nbformat.read(course_dir.release_notebook(assignment, course.release),
-                                                       as_version=4)
+            self._released[assignment] = nbformat.read(
+                course_dir.release_notebook(assignment, course.release), as_version=4
+            )
         return self._released[assignment]
 
     def modules(self, course: CourseDir, assignment: str) -> list[str]:

@@ -17,6 +17,7 @@ does not need (on 128 workers, all but a few) executes students meanwhile instea
 canary's longest notebook, and their results wait in the writer, unwritten, for its verdict
 (:class:`Pending`).
 """
+
 from __future__ import annotations
 
 import os
@@ -52,8 +53,10 @@ class Report:
     seconds: float
 
     def __str__(self) -> str:
-        return (f"the instructor's solution got full marks in {self.runs} run(s) on {self.machines} machine(s) "
-                f"before any grade was written ({self.seconds:.0f} s)")
+        return (
+            f"the instructor's solution got full marks in {self.runs} run(s) on {self.machines} machine(s) "
+            f"before any grade was written ({self.seconds:.0f} s)"
+        )
 
 
 def imports_this_checkout(python: str = sys.executable) -> None:
@@ -63,18 +66,33 @@ def imports_this_checkout(python: str = sys.executable) -> None:
     with ``No module named 'course'`` inside the sandbox, where only this checkout is mounted."""
     here = (settings.ROOT / "course").resolve()
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME")}
-    done = subprocess.run([python, "-c", "import course; print(course.__path__[0])"], cwd="/", env=env,
-                          capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [python, "-c", "import course; print(course.__path__[0])"],
+        cwd="/",
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     found = done.stdout.strip().splitlines()[-1] if done.stdout.strip() else ""
     if done.returncode == 0 and Path(found).resolve() == here:
         return
-    what = (f"imports the course package from {Path(found).parent}, not from this checkout ({settings.ROOT}): "
-            f"its editable install was made from another checkout") if done.returncode == 0 and found else (
+    what = (
+        (
+            f"imports the course package from {Path(found).parent}, not from this checkout ({settings.ROOT}): "
+            f"its editable install was made from another checkout"
+        )
+        if done.returncode == 0 and found
+        else (
             f"cannot import the course package outside the checkout "
-            f"({(done.stderr.strip().splitlines() or ['no output'])[-1]}): it is not installed in this virtualenv")
-    raise CanaryFailed(f"{python} {what}, so every kernel would fail to import `course` in the sandbox. Run "
-                       f"`make setup` in {settings.ROOT} (or give this checkout a virtualenv of its own); "
-                       f"nobody was graded")
+            f"({(done.stderr.strip().splitlines() or ['no output'])[-1]}): it is not installed in this virtualenv"
+        )
+    )
+    raise CanaryFailed(
+        f"{python} {what}, so every kernel would fail to import `course` in the sandbox. Run "
+        f"`make setup` in {settings.ROOT} (or give this checkout a virtualenv of its own); "
+        f"nobody was graded"
+    )
 
 
 def notebook(assignment: str) -> str:
@@ -87,8 +105,16 @@ def notebook(assignment: str) -> str:
 
 
 def job(assignment: str, limits, unsafe: bool, modules: list[str]) -> worker.Job:
-    return worker.Job(STUDENT, assignment, notebook(assignment), limits.cell, limits.wall, limits.memory,
-                      unsafe=unsafe, modules=modules)
+    return worker.Job(
+        STUDENT,
+        assignment,
+        notebook(assignment),
+        limits.cell,
+        limits.wall,
+        limits.memory,
+        unsafe=unsafe,
+        modules=modules,
+    )
 
 
 def problems(result: worker.Result, specs: dict[str, list[dict]]) -> list[str]:
@@ -98,7 +124,10 @@ def problems(result: worker.Result, specs: dict[str, list[dict]]) -> list[str]:
     if result.notebook is None:
         return ["nothing came back from the kernel"]
     found = [f"the kernel's records were rejected: {result.bad_records}"] if result.bad_records else []
-    found += [f"the shell's hooks were changed before {cell}: {hooks}" for cell, hooks in sorted(result.guard.items())]
+    found += [
+        f"the shell's hooks were changed before {cell}: {hooks}"
+        for cell, hooks in sorted(result.guard.items())
+    ]
     for cell in nbformat.reads(result.notebook, as_version=4).cells:
         for output in cell.get("outputs", []) if cell.cell_type == "code" else []:
             if output.get("output_type") == "error":  # what the kernel printed
@@ -109,8 +138,9 @@ def problems(result: worker.Result, specs: dict[str, list[dict]]) -> list[str]:
     return found
 
 
-def check(runs: list[tuple[str, str, Callable[[], worker.Result]]], checks: dict[str, dict],
-          start: float) -> Report:
+def check(
+    runs: list[tuple[str, str, Callable[[], worker.Result]]], checks: dict[str, dict], start: float
+) -> Report:
     """Wait for each ``(assignment, machine, result)`` run (started at ``start``) and judge it; raise
     :class:`CanaryFailed` listing every shortfall (nothing is graded then)."""
     failed = []
@@ -123,9 +153,12 @@ def check(runs: list[tuple[str, str, Callable[[], worker.Result]]], checks: dict
     if failed:
         raise CanaryFailed(
             f"the grading set-up cannot give the instructor's solution full marks, so nobody was graded "
-            f"({len(failed)} problem(s)): " + "; ".join(failed[:8]) + (" ..." if len(failed) > 8 else "")
+            f"({len(failed)} problem(s)): "
+            + "; ".join(failed[:8])
+            + (" ..." if len(failed) > 8 else "")
             + ". Check the virtualenv (`make setup` in this checkout), the fixtures (`make fixtures-check`) "
-              "and the sandbox (`python -m pytest tests/staff/grading/test_sandbox.py`)")
+            "and the sandbox (`python -m pytest tests/staff/grading/test_sandbox.py`)"
+        )
     return Report(len(runs), len({machine for _, machine, _ in runs}), time.monotonic() - start)
 
 
@@ -156,14 +189,26 @@ def on_cluster(client, bundle, batch, course, limits, threads) -> Pending:
     from concurrent.futures import CancelledError
 
     start = time.monotonic()
-    machines = sorted({info.get("host") or address for address, info in client.scheduler_info()["workers"].items()})
+    machines = sorted(
+        {info.get("host") or address for address, info in client.scheduler_info()["workers"].items()}
+    )
     futures = []
 
     def submit(assignment: str, machine: str):
         task = job(assignment, limits, batch.unsafe, batch.modules(course, assignment))
         where = {"workers": [machine]} if len(machines) > 1 else {}
-        futures.append(client.submit(worker.execute, bundle.future, task, threads, pure=False, priority=PRIORITY,
-                                     key=f"canary-{assignment}-{machine}-{uuid.uuid4().hex[:8]}", **where))
+        futures.append(
+            client.submit(
+                worker.execute,
+                bundle.future,
+                task,
+                threads,
+                pure=False,
+                priority=PRIORITY,
+                key=f"canary-{assignment}-{machine}-{uuid.uuid4().hex[:8]}",
+                **where,
+            )
+        )
         return futures[-1]
 
     def result(assignment: str, machine: str, future) -> Callable[[], worker.Result]:
@@ -176,6 +221,7 @@ def on_cluster(client, bundle, batch, course, limits, threads) -> Pending:
                     bundle.again()  # (a dead worker may have taken its last copy)
                     future = submit(assignment, machine)
             return future.result()
+
         return wait
 
     runs = [(a, m, result(a, m, submit(a, m))) for m in machines for a in sorted(batch.checks)]
@@ -185,7 +231,12 @@ def on_cluster(client, bundle, batch, course, limits, threads) -> Pending:
 def here(batch, course, limits) -> Report:
     """The same, in this process (one submission graded without a cluster)."""
     start = time.monotonic()
-    runs = [(a, "this machine", lambda a=a: worker.execute(batch.bundle, job(a, limits, batch.unsafe,
-                                                                              batch.modules(course, a))))
-            for a in sorted(batch.checks)]
+    runs = [
+        (
+            a,
+            "this machine",
+            lambda a=a: worker.execute(batch.bundle, job(a, limits, batch.unsafe, batch.modules(course, a))),
+        )
+        for a in sorted(batch.checks)
+    ]
     return check(runs, batch.checks, start)

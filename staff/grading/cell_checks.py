@@ -14,14 +14,13 @@ record of anything). It refuses to save checks that could not be trusted:
   part's own graded test has run the student's code: whatever is in the kernel while the
   student's function runs is the student's to call (:func:`reference_order_problems`).
 """
+
 from __future__ import annotations
 
 import ast
 import hashlib
 import json
 from pathlib import Path
-
-import numpy as np
 
 from staff.grading.cells import graded_test
 from staff.grading.judge import Fixtures, Record, judge_notebook, read_cells, withheld
@@ -49,12 +48,16 @@ def load_checks(assignment: str, fixtures_root: Path, source_nb=None) -> dict[st
     """The checks each test cell must make; with ``source_nb``, refuse them if that code changed since."""
     path = checks_file(assignment, fixtures_root)
     if not path.is_file():
-        raise ChecksUnavailable(f"{path} is missing: run `make fixtures` (it records what each test cell checks, "
-                                f"and every point is paid by the judge: without it nobody can be graded)")
+        raise ChecksUnavailable(
+            f"{path} is missing: run `make fixtures` (it records what each test cell checks, "
+            f"and every point is paid by the judge: without it nobody can be graded)"
+        )
     data = json.loads(path.read_text())
     if source_nb is not None and data["source_sha256"] != source_digest(source_nb):
-        raise ChecksUnavailable(f"{path} is out of date: the code of source/{assignment} changed since it was built; "
-                                f"run `python -m staff fixtures {assignment}` and commit it")
+        raise ChecksUnavailable(
+            f"{path} is out of date: the code of source/{assignment} changed since it was built; "
+            f"run `python -m staff fixtures {assignment}` and commit it"
+        )
     return data["cells"]
 
 
@@ -64,8 +67,10 @@ def _spec(record: Record) -> dict:
     if record.ref is None:  # the cell computes its expected value: keep the instructor's
         value = record.expected if record.expected is not None else None
         if value is not None and value.size > MAX_INLINE_VALUES:
-            raise ValueError(f"{record.label}: an expected value of {value.size} numbers computed in the cell; "
-                             f"make it a hidden fixture value (the recipe's OUTPUTS)")
+            raise ValueError(
+                f"{record.label}: an expected value of {value.size} numbers computed in the cell; "
+                f"make it a hidden fixture value (the recipe's OUTPUTS)"
+            )
         if value is not None:
             spec["expected"], spec["expected_dtype"] = value.tolist(), value.dtype.str
     return spec
@@ -90,6 +95,7 @@ def unpaid_cells(specs: dict[str, list[dict]]) -> list[str]:
 
 # ---- references only after their part's graded test ------------------------------------------
 
+
 def _tree(source: str) -> ast.Module | None:
     try:
         return ast.parse(source)
@@ -100,7 +106,7 @@ def _tree(source: str) -> ast.Module | None:
 def _key(name: str) -> str:
     """``ReferenceBlock`` / ``reference_best_span`` -> ``block`` / ``bestspan``: what a reference stands for."""
     bare = name.lower().replace("_", "")
-    return bare[len("reference"):] if bare.startswith("reference") else ""
+    return bare[len("reference") :] if bare.startswith("reference") else ""
 
 
 def reference_order_problems(nb) -> list[str]:
@@ -119,8 +125,11 @@ def reference_order_problems(nb) -> list[str]:
     for index, cell in enumerate(cells):
         meta = cell.metadata.get("nbgrader", {})
         tree = _tree(cell.source) if meta.get("solution") else None
-        pending += [n.name for n in (tree.body if tree else [])
-                    if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
+        pending += [
+            n.name
+            for n in (tree.body if tree else [])
+            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+        ]
         if graded_test(cell) is not None:
             part_of.update({name: index for name in pending})
             pending = []
@@ -130,24 +139,40 @@ def reference_order_problems(nb) -> list[str]:
         grade_id, tree = graded_test(cell), _tree(cell.source)
         if grade_id is None or tree is None:
             continue
-        last_use = max((i for i, node in enumerate(tree.body) for n in ast.walk(node)
-                        if isinstance(n, ast.Name) and n.id in students), default=-1)
+        last_use = max(
+            (
+                i
+                for i, node in enumerate(tree.body)
+                for n in ast.walk(node)
+                if isinstance(n, ast.Name) and n.id in students
+            ),
+            default=-1,
+        )
         for position, node in enumerate(tree.body):
-            if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) or not _key(node.name):
+            if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) or not _key(
+                node.name
+            ):
                 continue
             for name in sorted(n for n in students if _key(node.name) in n.lower().replace("_", "")):
                 if part_of[name] > index or (part_of[name] == index and position < last_use):
-                    problems.append(f"{grade_id}: defines {node.name} (a reference of {name}) before the student's "
-                                    f"{name} has been run by its own graded test: the student's code could call it; "
-                                    f"define it in a later cell")
-                elif part_of[name] == index and any(node.name in later.source for later in cells[index + 1:]):
-                    problems.append(f"{grade_id}: defines {node.name} (a reference of {name}), which later cells use, "
-                                    f"after the student's code: when that code fails, it is never defined and the "
-                                    f"later parts lose their points too; define it at the start of the next cell")
+                    problems.append(
+                        f"{grade_id}: defines {node.name} (a reference of {name}) before the student's "
+                        f"{name} has been run by its own graded test: the student's code could call it; "
+                        f"define it in a later cell"
+                    )
+                elif part_of[name] == index and any(
+                    node.name in later.source for later in cells[index + 1 :]
+                ):
+                    problems.append(
+                        f"{grade_id}: defines {node.name} (a reference of {name}), which later cells use, "
+                        f"after the student's code: when that code fails, it is never defined and the "
+                        f"later parts lose their points too; define it at the start of the next cell"
+                    )
     return problems
 
 
 # ---- building the checks file -----------------------------------------------------------------
+
 
 def build_checks(assignment: str, fixtures_root: Path, timeout: int = 900) -> dict[str, list[dict]]:
     """Run the instructor's source notebook in the sandbox and save what each test cell checks
@@ -167,21 +192,37 @@ def build_checks(assignment: str, fixtures_root: Path, timeout: int = 900) -> di
     with tempfile.TemporaryDirectory(prefix="course-checks-") as folder:
         view = sandbox.fixtures_view(Path(folder) / "fixtures", fixtures_root)
         records = read_cells(sandbox.execute(nb, Path(folder) / "scratch", view, timeout))[0]
-    problems = [f"cell {c.metadata.get('nbgrader', {}).get('grade_id', c.get('id'))}: {o['ename']}: {o['evalue'][:200]}"
-                for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", []) if o.get("output_type") == "error"]
+    problems = [
+        f"cell {c.metadata.get('nbgrader', {}).get('grade_id', c.get('id'))}: {o['ename']}: {o['evalue'][:200]}"
+        for c in nb.cells
+        if c.cell_type == "code"
+        for o in c.get("outputs", [])
+        if o.get("output_type") == "error"
+    ]
     specs = specs_from_run(nb, records)
-    problems += [f"{grade_id}: its points would not rest on a value the kernel never had: compare at least one "
-                 f"result with a hidden fixture value listed in the recipe's OUTPUTS (visible checks carry no points)"
-                 for grade_id in unpaid_cells(specs)]
-    problems += [f"{grade_id}: declared `course.in_kernel`: no cell may be decided in the kernel; judge it on recorded "
-                 f"values against withheld ones, or make it an ungraded visible check"
-                 for grade_id, c in _graded_tests(nb) if c.metadata.get("course", {}).get("in_kernel")]
+    problems += [
+        f"{grade_id}: its points would not rest on a value the kernel never had: compare at least one "
+        f"result with a hidden fixture value listed in the recipe's OUTPUTS (visible checks carry no points)"
+        for grade_id in unpaid_cells(specs)
+    ]
+    problems += [
+        f"{grade_id}: declared `course.in_kernel`: no cell may be decided in the kernel; judge it on recorded "
+        f"values against withheld ones, or make it an ungraded visible check"
+        for grade_id, c in _graded_tests(nb)
+        if c.metadata.get("course", {}).get("in_kernel")
+    ]
     verdicts = judge_notebook(records, specs, Fixtures(fixtures_root))
-    problems += [f"{grade_id}: the solution fails its own check: {v.reason}" for grade_id, v in verdicts.items()
-                 if v.reason and grade_id not in unpaid_cells(specs)]
-    problems += [f"{grade_id}: {s['label']}: weight {s['weight']!r} (a check's weight is a positive number)"
-                 for grade_id, cell_specs in specs.items() for s in cell_specs
-                 if not 0 < s.get("weight", 1.0) < float("inf")]
+    problems += [
+        f"{grade_id}: the solution fails its own check: {v.reason}"
+        for grade_id, v in verdicts.items()
+        if v.reason and grade_id not in unpaid_cells(specs)
+    ]
+    problems += [
+        f"{grade_id}: {s['label']}: weight {s['weight']!r} (a check's weight is a positive number)"
+        for grade_id, cell_specs in specs.items()
+        for s in cell_specs
+        if not 0 < s.get("weight", 1.0) < float("inf")
+    ]
     if problems:
         raise AssertionError(f"{assignment}: " + "; ".join(problems))
     path = checks_file(assignment, fixtures_root)

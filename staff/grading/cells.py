@@ -17,6 +17,7 @@ guarantee, which is the withheld expected values): it puts back the shell's inpu
 transformers, exception handlers, display hooks and run methods as they were before any student
 code ran, and reports which had been changed; the grader flags the submission for a TA.
 """
+
 from __future__ import annotations
 
 import json
@@ -37,7 +38,7 @@ INDEX = "cells.json"  # in the taken folder: grade id -> the folder of its recor
 #: Run before any student code, as a user expression (:data:`GUARD_INSTALL`, the context the
 #: guard later runs in: inside a cell IPython swaps ``sys.displayhook``): a snapshot of the shell's
 #: hooks and a function that restores them and names what had changed, in a module of its own.
-GUARD_SETUP = r'''
+GUARD_SETUP = r"""
 def _course_guard_setup():
     import sys, types
     shell = get_ipython()
@@ -99,7 +100,7 @@ def _course_guard_setup():
 
 _course_guard_setup()
 del _course_guard_setup
-'''
+"""
 GUARD_INSTALL = f"exec({GUARD_SETUP!r})"
 #: Evaluated as a user expression (no input or AST transformer touches it) before each test cell.
 GUARD = "__import__('sys').modules['_course_guard'].check()"
@@ -123,7 +124,9 @@ class CellRecords:
         self.cells: dict[str, str] = {}
         self.guard: dict[str, str] = {}  # grade id -> the shell hooks found changed before it ran
         self.current: str | None = None
-        self.overflow: list[str] = []  # cells that left more than MAX_FILES files or MAX_BYTES bytes, or an unreadable folder
+        self.overflow: list[
+            str
+        ] = []  # cells that left more than MAX_FILES files or MAX_BYTES bytes, or an unreadable folder
         self.seconds = 0.0  # spent opening, guarding and taking: the cost of fixing records per cell
 
     def open(self, grade_id: str) -> None:
@@ -197,8 +200,9 @@ class CellRecords:
 
     def save(self) -> None:
         """``taken/cells.json``: which folder holds which cell's records (read by ``judge.read_cells``)."""
-        (self.taken / INDEX).write_text(json.dumps({"cells": self.cells, "guard": self.guard,
-                                                    "overflow": self.overflow}))
+        (self.taken / INDEX).write_text(
+            json.dumps({"cells": self.cells, "guard": self.guard, "overflow": self.overflow})
+        )
 
 
 def copy_regular(source: Path, destination: Path) -> int:

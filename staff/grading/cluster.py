@@ -11,13 +11,15 @@ scheduler on another worker, up to ``distributed.scheduler.allowed-failures`` ti
 (:data:`ALLOWED_FAILURES` for the local cluster; the scheduler's own setting for an external one);
 after that the task fails with ``KilledWorker`` and the submission is reported ``kernel died``.
 """
+
 from __future__ import annotations
 
 import logging
 import os
 from collections import Counter
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Iterator
+from typing import TYPE_CHECKING
 
 from course import settings
 
@@ -29,7 +31,7 @@ ALLOWED_FAILURES = 2
 
 
 @contextmanager
-def connect(workers: int | None = None) -> Iterator[tuple["Client", str]]:
+def connect(workers: int | None = None) -> Iterator[tuple[Client, str]]:
     """A Dask client and a description of where it grades (for the log)."""
     import dask
     from distributed import Client, LocalCluster
@@ -39,25 +41,38 @@ def connect(workers: int | None = None) -> Iterator[tuple["Client", str]]:
         try:
             client = Client(address, timeout="30s")
         except OSError as error:
-            raise RuntimeError(f"cannot reach the Dask scheduler at SCHEDULER={address} ({error}); start it "
-                               "with `dask scheduler` or unset SCHEDULER to grade on this machine") from None
+            raise RuntimeError(
+                f"cannot reach the Dask scheduler at SCHEDULER={address} ({error}); start it "
+                "with `dask scheduler` or unset SCHEDULER to grade on this machine"
+            ) from None
         try:
             client.wait_for_workers(1, timeout=120)
         except TimeoutError:
             client.close()
-            raise RuntimeError(f"the Dask scheduler at {address} has no workers after 120 s; start some with "
-                               f"`dask worker {address}` in the course's environment") from None
+            raise RuntimeError(
+                f"the Dask scheduler at {address} has no workers after 120 s; start some with "
+                f"`dask worker {address}` in the course's environment"
+            ) from None
         try:
             yield client, f"{len(client.scheduler_info()['workers'])} worker(s) of the cluster at {address}"
         finally:
             client.close()
         return
     workers = workers or settings.current().jobs or os.cpu_count() or 1
-    with dask.config.set({"distributed.scheduler.allowed-failures": ALLOWED_FAILURES,
-                          # a grading task waits on its kernel for minutes: that is not a stuck worker
-                          "distributed.admin.tick.limit": "1h"}):
-        cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
-                               silence_logs=logging.ERROR)
+    with dask.config.set(
+        {
+            "distributed.scheduler.allowed-failures": ALLOWED_FAILURES,
+            # a grading task waits on its kernel for minutes: that is not a stuck worker
+            "distributed.admin.tick.limit": "1h",
+        }
+    ):
+        cluster = LocalCluster(
+            n_workers=workers,
+            threads_per_worker=1,
+            processes=True,
+            dashboard_address=None,
+            silence_logs=logging.ERROR,
+        )
         client = Client(cluster)
         try:
             yield client, f"a local Dask cluster of {workers} worker process(es)"
@@ -66,7 +81,7 @@ def connect(workers: int | None = None) -> Iterator[tuple["Client", str]]:
             cluster.close()
 
 
-def kernel_threads(client: "Client") -> dict[str, int]:
+def kernel_threads(client: Client) -> dict[str, int]:
     """BLAS/OpenMP threads per kernel, by worker address: each host's cores (as its workers see
     them: cgroups and CPU affinity count) shared among every kernel that runs at once on that host.
     A worker alone cannot know its neighbours; oversubscribing is costly: two fine-tuning notebooks
@@ -78,8 +93,11 @@ def kernel_threads(client: "Client") -> dict[str, int]:
     kernels_on = Counter()
     for info in workers.values():
         kernels_on[info["host"]] += info["nthreads"]
-    return {address: max(1, cores[address] // kernels_on[info["host"]])
-            for address, info in workers.items() if address in cores}
+    return {
+        address: max(1, cores[address] // kernels_on[info["host"]])
+        for address, info in workers.items()
+        if address in cores
+    }
 
 
 def failure(error: Exception) -> tuple[str, str]:
@@ -87,8 +105,10 @@ def failure(error: Exception) -> tuple[str, str]:
     from distributed.scheduler import KilledWorker
 
     if isinstance(error, KilledWorker):
-        return "kernel died", (f"it took down {ALLOWED_FAILURES + 1} grading workers (crash or out of memory outside "
-                               "the kernel); nothing graded")
+        return "kernel died", (
+            f"it took down {ALLOWED_FAILURES + 1} grading workers (crash or out of memory outside "
+            "the kernel); nothing graded"
+        )
     return "kernel died", f"grading failed on the worker: {type(error).__name__}: {error}"[:200]
 
 
@@ -98,7 +118,7 @@ class Shared:
     take the last one with it and the tasks that need it are cancelled ("lost dependencies"):
     :meth:`again` sends it anew before they are resubmitted."""
 
-    def __init__(self, client: "Client", value):
+    def __init__(self, client: Client, value):
         self.client, self.value = client, value
         self.future = self.again()
 

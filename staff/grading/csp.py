@@ -23,6 +23,7 @@ post no form elsewhere, load no plugin, and run no script the page did not bring
 Violations are reported to the server (``report-uri``), which logs them ("Content security
 violation"): the browser tests count them.
 """
+
 from __future__ import annotations
 
 import base64
@@ -40,8 +41,15 @@ COURSE_SCRIPTS = (grade_conflicts.SCRIPT, model_answers.SCRIPT)
 
 #: What every page may load and where it may send things (``about:``: MathJax 2 declares a font
 #: there to time its web fonts; nothing is fetched).
-COMMON = ("default-src 'self'", "style-src 'self' 'unsafe-inline'", "font-src 'self' data: about:",
-          "connect-src 'self'", "object-src 'none'", "base-uri 'self'", "form-action 'self'")
+COMMON = (
+    "default-src 'self'",
+    "style-src 'self' 'unsafe-inline'",
+    "font-src 'self' data: about:",
+    "connect-src 'self'",
+    "object-src 'none'",
+    "base-uri 'self'",
+    "form-action 'self'",
+)
 
 _SCRIPT = re.compile(rb"<script\b([^>]*)>(.*?)</script\s*>", re.IGNORECASE | re.DOTALL)
 _HANDLER = re.compile(rb"""\son[a-z]+\s*=\s*("[^"]*"|'[^']*')""", re.IGNORECASE)
@@ -60,8 +68,14 @@ def sha256(text: str | bytes) -> str:
 
 def server_policy(report_uri: str) -> str:
     """Every page of the formgrader's Jupyter server (JupyterLab, its API, files)."""
-    return _join(*COMMON, "script-src 'self' 'unsafe-inline' 'unsafe-eval'", "img-src 'self' data: blob:",
-                 "worker-src 'self' blob:", "frame-ancestors 'self'", f"report-uri {report_uri}")
+    return _join(
+        *COMMON,
+        "script-src 'self' 'unsafe-inline' 'unsafe-eval'",
+        "img-src 'self' data: blob:",
+        "worker-src 'self' blob:",
+        "frame-ancestors 'self'",
+        f"report-uri {report_uri}",
+    )
 
 
 #: Where the grading page's notebook begins: before it, only nbgrader's template writes.
@@ -83,15 +97,25 @@ def page_policy(page: bytes, report_uri: str) -> str:
     course = [script.removeprefix("<script>").removesuffix("</script>") for script in COURSE_SCRIPTS]
     allowed = " ".join(dict.fromkeys(sha256(s) for s in [*scripts, *course]))  # in order, once
     handlers = f" 'unsafe-hashes' {' '.join(dict.fromkeys(sha256(h) for h in handlers))}" if handlers else ""
-    return _join(*COMMON, f"script-src 'self' 'unsafe-eval' {allowed}{handlers}",
-                 "img-src 'self' data:", "frame-ancestors 'self'", f"report-uri {report_uri}")
+    return _join(
+        *COMMON,
+        f"script-src 'self' 'unsafe-eval' {allowed}{handlers}",
+        "img-src 'self' data:",
+        "frame-ancestors 'self'",
+        f"report-uri {report_uri}",
+    )
 
 
 def hub_policy(report_uri: str = "/hub/security/csp-report") -> str:
     """JupyterHub's own pages (login, sign-up, authorisation, admin): framed by nothing, as
     JupyterHub's default has it."""
-    return _join(*COMMON, "script-src 'self' 'unsafe-inline'", "img-src 'self' data:", "frame-ancestors 'none'",
-                 f"report-uri {report_uri}")
+    return _join(
+        *COMMON,
+        "script-src 'self' 'unsafe-inline'",
+        "img-src 'self' data:",
+        "frame-ancestors 'none'",
+        f"report-uri {report_uri}",
+    )
 
 
 def _transform(prefix: str, report_uri: str) -> type[OutputTransform]:
@@ -124,5 +148,6 @@ def _load_jupyter_server_extension(serverapp) -> None:
     app.settings.setdefault("headers", {})["Content-Security-Policy"] = server_policy(report_uri)
     # first: a compressing transform (if any) must see the policy's page, not its gzip
     app.transforms.insert(0, _transform(f"{base}formgrader", report_uri))
-    serverapp.log.info("formgrader: Content-Security-Policy on every page, formgrader pages' scripts by hash (%s)",
-                       __name__)
+    serverapp.log.info(
+        "formgrader: Content-Security-Policy on every page, formgrader pages' scripts by hash (%s)", __name__
+    )

@@ -4,6 +4,7 @@ nbgrader's ``duedate``, ``timestamp`` (both UTC, said so), ``late_submission_pen
 (raw score less the penalty), with ``days_late`` (started days, as charged) and ``lms_late``
 (``LATE`` where the LMS marked it). Due dates and penalties are brought up to date first
 (:func:`late.refresh`), so the penalty follows the final points, a TA's included."""
+
 from __future__ import annotations
 
 import csv
@@ -29,8 +30,11 @@ def export(course: CourseDir = course_dir.COURSE) -> Path:
         seen.add(key)
         known = status.get(key)
         submitted = bool(row.get("timestamp")) or key in pending
-        row["status"] = known["status"] if known else ("graded" if key in pending else
-                                                      "not submitted" if not submitted else "not graded")
+        row["status"] = (
+            known["status"]
+            if known
+            else ("graded" if key in pending else "not submitted" if not submitted else "not graded")
+        )
         row["reason"] = known["reason"] if known else ""
         row["manual_pending"] = pending.get(key, 0.0)
         row.update(lateness.get(key, {"lms_late": "", "days_late": ""}))
@@ -38,10 +42,22 @@ def export(course: CourseDir = course_dir.COURSE) -> Path:
             row[column] = f"{row[column]} UTC" if row.get(column) else ""
     for (student, assignment), known in sorted(status.items()):
         if (student, assignment) not in seen:  # never reached the gradebook (e.g. invalid notebook)
-            rows.append({"assignment": assignment, "student_id": student, "raw_score": 0.0, "score": 0.0,
-                         "status": known["status"], "reason": known["reason"], "manual_pending": 0.0})
-    fields = list(dict.fromkeys([*(rows[0].keys() if rows else []), "status", "reason", "manual_pending",
-                                 "days_late", "lms_late"]))
+            rows.append(
+                {
+                    "assignment": assignment,
+                    "student_id": student,
+                    "raw_score": 0.0,
+                    "score": 0.0,
+                    "status": known["status"],
+                    "reason": known["reason"],
+                    "manual_pending": 0.0,
+                }
+            )
+    fields = list(
+        dict.fromkeys(
+            [*(rows[0].keys() if rows else []), "status", "reason", "manual_pending", "days_late", "lms_late"]
+        )
+    )
     with csv_path.open("w", newline="") as f:
         writer = csv.DictWriter(f, fieldnames=fields, restval="")
         writer.writeheader()

@@ -10,6 +10,7 @@ cell's outputs with the points and the judge's line per check (passed, or failed
 that names the case and the kind of failure, never an expected value: :mod:`points`). Registered in
 ``nbgrader_config.py`` after nbgrader's ``GetGrades`` (which records the points it shows).
 """
+
 from __future__ import annotations
 
 from nbconvert.preprocessors import Preprocessor
@@ -49,7 +50,9 @@ class RedactHiddenTests(Preprocessor):
             # the gradebook's points (set by the judge outside the kernel), not what the kernel printed,
             # and the judge's line per check (its reasons never quote an expected value)
             score, points = meta.get("score"), meta.get("points")
-            detail = f"{score:g} / {points:g} points" if score is not None and points is not None else "not graded"
+            detail = (
+                f"{score:g} / {points:g} points" if score is not None and points is not None else "not graded"
+            )
             judged = judged_output(cell)
             checks = judged["metadata"][MARK].get("lines", []) if judged else ["(not judged)"]
             text = "\n".join([f"Hidden tests: {detail}.", *(f"  {line}" for line in checks)]) + "\n"
@@ -81,14 +84,22 @@ class ShowPending(Preprocessor):
                     points = float(grade.max_score or 0.0)
                     pending += points
                     meta["grade"] = False  # nbgrader's template then shows no score for it
-                    cells.append(new_markdown_cell(f"**Not graded yet:** a TA will grade this answer "
-                                                   f"({points:g} points); it is not counted in the score above."))
+                    cells.append(
+                        new_markdown_cell(
+                            f"**Not graded yet:** a TA will grade this answer "
+                            f"({points:g} points); it is not counted in the score above."
+                        )
+                    )
         if pending:
             graded = float(info["max_score"]) - pending
             info["max_score"] = graded
-            cells.insert(0, new_markdown_cell(
-                f"**{pending:g} points are still pending:** answers a TA has not graded yet. The score above "
-                f"counts the {graded:g} points graded so far; this notebook is out of {graded + pending:g}."))
+            cells.insert(
+                0,
+                new_markdown_cell(
+                    f"**{pending:g} points are still pending:** answers a TA has not graded yet. The score above "
+                    f"counts the {graded:g} points graded so far; this notebook is out of {graded + pending:g}."
+                ),
+            )
         nb.cells = cells
         return nb, resources
 
@@ -101,22 +112,30 @@ def pending_manual(assignments: list[str], course: CourseDir) -> list[tuple[str,
     """(student, assignment, points) of graded submissions with free-text answers no TA has graded."""
     from staff.grading import report  # reads the gradebook: only when feedback is made
 
-    return [(r.student, r.assignment, r.manual_pending) for r in report.rows(course=course)
-            if r.assignment in assignments and r.manual_pending]
+    return [
+        (r.student, r.assignment, r.manual_pending)
+        for r in report.rows(course=course)
+        if r.assignment in assignments and r.manual_pending
+    ]
 
 
-def feedback(assignments: list[str] | None = None, course: CourseDir = course_dir.COURSE,
-             complete: bool = False) -> list[tuple[str, str, float]]:
+def feedback(
+    assignments: list[str] | None = None, course: CourseDir = course_dir.COURSE, complete: bool = False
+) -> list[tuple[str, str, float]]:
     """``feedback/<student>/<assignment>/*.html`` for every graded submission. An answer no TA has
     graded yet is shown as pending (:class:`ShowPending`); this says which submissions still wait
     for one (and returns them), and with ``complete`` writes nothing while any does."""
     assignments = assignments or course_dir.assignments()
     pending = pending_manual(assignments, course)
     if pending:
-        names = ", ".join(f"{s}/{a} ({p:g} pts)" for s, a, p in pending[:6]) + (" ..." if len(pending) > 6 else "")
-        message = (f"{len(pending)} submission(s) have free-text answers no TA has graded yet ({names}); their "
-                   f"feedback shows those answers as pending, out of the total: grade them in the formgrader "
-                   f"(make formgrader)")
+        names = ", ".join(f"{s}/{a} ({p:g} pts)" for s, a, p in pending[:6]) + (
+            " ..." if len(pending) > 6 else ""
+        )
+        message = (
+            f"{len(pending)} submission(s) have free-text answers no TA has graded yet ({names}); their "
+            f"feedback shows those answers as pending, out of the total: grade them in the formgrader "
+            f"(make formgrader)"
+        )
         if complete:
             raise ManualGradesPending(message + ", then run make feedback again. No feedback was written")
         print(f"feedback: warning: {message}, or make feedback COMPLETE=1 to refuse until they are graded")

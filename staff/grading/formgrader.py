@@ -14,6 +14,7 @@ indexes (``gradebook_indexes.py``, ensured before the server starts) and nbgrade
 helpers and the database only about the page's rows (``formgrader_api.py``, a server extension:
 :data:`OVERRIDES`). ``overrides=False`` serves nbgrader alone (the benchmark's baseline).
 """
+
 from __future__ import annotations
 
 import os
@@ -45,7 +46,7 @@ def environment() -> dict[str, str]:
 @dataclass(frozen=True)
 class Server:
     process: subprocess.Popen
-    url: str      # http://127.0.0.1:<port>
+    url: str  # http://127.0.0.1:<port>
     token: str
 
     def page(self, path: str) -> str:
@@ -76,40 +77,66 @@ OVERRIDES = ("staff.grading.formgrader_api",)
 def server_options(course: CourseDir, overrides: bool = True) -> list[str]:
     """The Jupyter server's options for grading ``course``, the same for ``make formgrader``'s
     JupyterLab and the hub's shared formgrader (:mod:`hub`)."""
-    args = [f"--ServerApp.root_dir={course.root}",
-            # nbgrader's formgrader runs in debug mode by default: it then tries to print the whole
-            # server config (logging "Formgrader config is not serializable") and shows it, token
-            # included, in Manage Assignments' "Current configuration" panel.
-            "--FormgradeExtension.debug=False",
-            # A submitted or autograded notebook a TA runs runs in the grading sandbox (ta_kernels.py).
-            "--ServerApp.kernel_manager_class=staff.grading.ta_kernels.CourseKernels"]
-    args += [f"--ServerApp.jpserver_extensions={name}=True" for name in EXTENSIONS + (OVERRIDES if overrides else ())]
+    args = [
+        f"--ServerApp.root_dir={course.root}",
+        # nbgrader's formgrader runs in debug mode by default: it then tries to print the whole
+        # server config (logging "Formgrader config is not serializable") and shows it, token
+        # included, in Manage Assignments' "Current configuration" panel.
+        "--FormgradeExtension.debug=False",
+        # A submitted or autograded notebook a TA runs runs in the grading sandbox (ta_kernels.py).
+        "--ServerApp.kernel_manager_class=staff.grading.ta_kernels.CourseKernels",
+    ]
+    args += [
+        f"--ServerApp.jpserver_extensions={name}=True"
+        for name in EXTENSIONS + (OVERRIDES if overrides else ())
+    ]
     if os.geteuid() == 0:
         args.append("--allow-root")
     return args
 
 
-def command(course: CourseDir, port: int, token: str, overrides: bool = True, ip: str = "127.0.0.1") -> list[str]:
-    return [str(nbgrader_cli.BINDIR / "jupyter"), "lab", "--no-browser", f"--ip={ip}", f"--port={port}",
-            "--port-retries=0", f"--IdentityProvider.token={token}", "--ServerApp.open_browser=False",
-            *server_options(course, overrides)]
+def command(
+    course: CourseDir, port: int, token: str, overrides: bool = True, ip: str = "127.0.0.1"
+) -> list[str]:
+    return [
+        str(nbgrader_cli.BINDIR / "jupyter"),
+        "lab",
+        "--no-browser",
+        f"--ip={ip}",
+        f"--port={port}",
+        "--port-retries=0",
+        f"--IdentityProvider.token={token}",
+        "--ServerApp.open_browser=False",
+        *server_options(course, overrides),
+    ]
 
 
-def start(course: CourseDir = COURSE, port: int = 8888, log: Path | None = None, timeout: float = 120,
-          overrides: bool = True) -> Server:
+def start(
+    course: CourseDir = COURSE,
+    port: int = 8888,
+    log: Path | None = None,
+    timeout: float = 120,
+    overrides: bool = True,
+) -> Server:
     """Start JupyterLab in the background and wait until the formgrader answers."""
     token = secrets.token_hex(16)
     if overrides:
         gradebook_indexes.ensure(course.db_url)
     out = open(log, "w") if log else subprocess.DEVNULL  # noqa: SIM115 (the server owns it)
-    process = subprocess.Popen(command(course, port, token, overrides), cwd=course.root, env=environment(),
-                               stdout=out, stderr=subprocess.STDOUT)
+    process = subprocess.Popen(
+        command(course, port, token, overrides),
+        cwd=course.root,
+        env=environment(),
+        stdout=out,
+        stderr=subprocess.STDOUT,
+    )
     server = Server(process, f"http://127.0.0.1:{port}", token)
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if process.poll() is not None:
-            raise RuntimeError(f"JupyterLab exited with code {process.returncode}"
-                               + (f"; see {log}" if log else ""))
+            raise RuntimeError(
+                f"JupyterLab exited with code {process.returncode}" + (f"; see {log}" if log else "")
+            )
         try:
             with urllib.request.urlopen(server.page("api/status"), timeout=5) as response:
                 if response.status == 200:
@@ -124,12 +151,14 @@ def serve(course: CourseDir = COURSE, port: int = 8888, ip: str = "127.0.0.1") -
     """``make formgrader``: run in the foreground until Ctrl-C."""
     token = secrets.token_hex(16)
     gradebook_indexes.ensure(course.db_url)
-    print(f"formgrader: starting JupyterLab on {course.root}\n"
-          f"  open   http://{ip}:{port}/formgrader?token={token}\n"
-          f"  or     http://{ip}:{port}/lab?token={token}  (menu Nbgrader -> Formgrader)\n"
-          f"  stop   Ctrl-C here (twice if it asks to confirm)\n"
-          f"  from another machine: ssh -L {port}:127.0.0.1:{port} <this host>, then open the address above",
-          flush=True)
+    print(
+        f"formgrader: starting JupyterLab on {course.root}\n"
+        f"  open   http://{ip}:{port}/formgrader?token={token}\n"
+        f"  or     http://{ip}:{port}/lab?token={token}  (menu Nbgrader -> Formgrader)\n"
+        f"  stop   Ctrl-C here (twice if it asks to confirm)\n"
+        f"  from another machine: ssh -L {port}:127.0.0.1:{port} <this host>, then open the address above",
+        flush=True,
+    )
     try:
         return subprocess.call(command(course, port, token, ip=ip), cwd=course.root, env=environment())
     except KeyboardInterrupt:

@@ -36,6 +36,7 @@ This module is a Jupyter server extension that ``make formgrader`` enables
 API; nbgrader's command line and every other user of ``NbGraderAPI`` are unchanged. The gradebook's
 missing indexes are :mod:`staff.grading.gradebook_indexes`.
 """
+
 from __future__ import annotations
 
 import os
@@ -78,14 +79,20 @@ class CourseAPI(NbGraderAPI):
         # Its notebooks' submissions are all of its assignment (nbgrader makes them so), and without
         # the second criterion PostgreSQL checks each failed test against every submission.
         this = SubmittedNotebook.notebook_id.in_(
-            select(Notebook.id).join(Assignment, Notebook.assignment_id == Assignment.id)
-            .where(Notebook.name == notebook_id, Assignment.name == assignment_id))
-        with self._asking(rows=(with_loader_criteria(SubmittedNotebook, this), self._of_assignment(assignment_id))):
+            select(Notebook.id)
+            .join(Assignment, Notebook.assignment_id == Assignment.id)
+            .where(Notebook.name == notebook_id, Assignment.name == assignment_id)
+        )
+        with self._asking(
+            rows=(with_loader_criteria(SubmittedNotebook, this), self._of_assignment(assignment_id))
+        ):
             return super().get_notebook_submissions(assignment_id, notebook_id)
 
     @staticmethod
     def _of_assignment(assignment_id: str):
-        this = SubmittedAssignment.assignment_id.in_(select(Assignment.id).where(Assignment.name == assignment_id))
+        this = SubmittedAssignment.assignment_id.in_(
+            select(Assignment.id).where(Assignment.name == assignment_id)
+        )
         return with_loader_criteria(SubmittedAssignment, this)
 
     @contextmanager
@@ -109,7 +116,9 @@ class CourseAPI(NbGraderAPI):
                 if state.is_select:
                     state.statement = state.statement.options(*rows)
 
-            event.listen(gb.db.session_factory, "do_orm_execute", only_these)  # this gradebook's sessions only
+            event.listen(
+                gb.db.session_factory, "do_orm_execute", only_these
+            )  # this gradebook's sessions only
         return gb
 
     def get_autograded_students(self, assignment_id):
@@ -120,12 +129,17 @@ class CourseAPI(NbGraderAPI):
         # the gradebook's.
         student = self._student
         with self.gradebook as gb:
-            found = gb.db.query(Student.id, SubmittedAssignment.timestamp).join(SubmittedAssignment)\
-                .filter(SubmittedAssignment.name == assignment_id, Student.id == student).all()
+            found = (
+                gb.db.query(Student.id, SubmittedAssignment.timestamp)
+                .join(SubmittedAssignment)
+                .filter(SubmittedAssignment.name == assignment_id, Student.id == student)
+                .all()
+            )
         if not found:
             return set()
-        folder = self.coursedir.format_path(self.coursedir.autograded_directory, student_id=student,
-                                            assignment_id=assignment_id)
+        folder = self.coursedir.format_path(
+            self.coursedir.autograded_directory, student_id=student, assignment_id=assignment_id
+        )
         if not os.path.isdir(folder) or self.get_submitted_timestamp(assignment_id, student) != found[0][1]:
             return set()
         return {student}
@@ -137,10 +151,16 @@ class CourseAPI(NbGraderAPI):
         # `*` matches one path component that is not hidden (no leading dot): an id that cannot be
         # such a name is never in nbgrader's set, whatever is on disk.
         student = self._student
-        if not student or student.startswith(".") or os.sep in student or (os.altsep and os.altsep in student):
+        if (
+            not student
+            or student.startswith(".")
+            or os.sep in student
+            or (os.altsep and os.altsep in student)
+        ):
             return set()
-        folder = self.coursedir.format_path(self.coursedir.submitted_directory, student_id=student,
-                                            assignment_id=assignment_id)
+        folder = self.coursedir.format_path(
+            self.coursedir.submitted_directory, student_id=student, assignment_id=assignment_id
+        )
         return {student} if os.path.isdir(folder) else set()
 
     def get_students(self):
@@ -161,8 +181,12 @@ class CourseAPI(NbGraderAPI):
         if session is not None:
             ids = sorted({nb.assignment_id for nb in notebooks})
             for start in range(0, len(ids), CHUNK):
-                loaded += session.query(SubmittedAssignment).options(joinedload(SubmittedAssignment.student))\
-                    .filter(SubmittedAssignment.id.in_(ids[start:start + CHUNK])).all()
+                loaded += (
+                    session.query(SubmittedAssignment)
+                    .options(joinedload(SubmittedAssignment.student))
+                    .filter(SubmittedAssignment.id.in_(ids[start : start + CHUNK]))
+                    .all()
+                )
         return super()._filter_existing_notebooks(assignment_id, notebooks)
 
 

@@ -20,6 +20,7 @@ This is optimistic concurrency on nbgrader's own seams:
 A save without ``_seen`` (a script, an old page) is nbgrader's, unchanged. Handlers run one at a time
 on the server's event loop, so the check and the write cannot interleave between two TAs.
 """
+
 from __future__ import annotations
 
 import json
@@ -74,15 +75,19 @@ def install() -> None:
     """Wrap nbgrader's grade and comment handlers' ``put`` (once per process)."""
     from nbgrader.server_extensions.formgrader import apihandlers
 
-    for handler, kind, find in ((apihandlers.GradeHandler, "grade", "find_grade_by_id"),
-                                (apihandlers.CommentHandler, "comment", "find_comment_by_id")):
+    for handler, kind, find in (
+        (apihandlers.GradeHandler, "grade", "find_grade_by_id"),
+        (apihandlers.CommentHandler, "comment", "find_comment_by_id"),
+    ):
         if not getattr(handler.put, "course_conflict_check", False):
             handler.put = _checked(handler.put, kind, find)
 
 
 def _load_jupyter_server_extension(serverapp) -> None:
     install()
-    serverapp.log.info("formgrader: a grade another grader changed meanwhile is not overwritten (%s)", __name__)
+    serverapp.log.info(
+        "formgrader: a grade another grader changed meanwhile is not overwritten (%s)", __name__
+    )
 
 
 #: Runs in the grading page before nbgrader's FormGrader loads the grades (the page's body is

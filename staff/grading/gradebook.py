@@ -3,6 +3,7 @@
 The gradebook holds hidden tests verbatim (``source_cell``): it never leaves the instructor's
 side (git-ignored, never published).
 """
+
 from __future__ import annotations
 
 import sqlite3
@@ -53,8 +54,13 @@ def register(assignments: list[str], course: CourseDir) -> None:
         missing = list(assignments)
     with tempfile.TemporaryDirectory() as tmp:
         for assignment in missing:
-            nbgrader_cli.run("generate_assignment", assignment, "--log-level=WARN",
-                             f"--CourseDirectory.release_directory={tmp}", course=course)
+            nbgrader_cli.run(
+                "generate_assignment",
+                assignment,
+                "--log-level=WARN",
+                f"--CourseDirectory.release_directory={tmp}",
+                course=course,
+            )
     late.write_due_dates(assignments, course)
     gradebook_indexes.ensure(course.db_url)
 
@@ -64,6 +70,7 @@ def import_roster(roster: Path, course: CourseDir) -> None:
     (nbgrader's own ``db student import``), so the formgrader and the export show real names;
     students already in the gradebook keep their grades."""
     if not roster.is_file():
-        raise FileNotFoundError(f"roster {roster} not found (a CSV with columns id,first_name,last_name,email)")
+        raise FileNotFoundError(
+            f"roster {roster} not found (a CSV with columns id,first_name,last_name,email)"
+        )
     nbgrader_cli.run("db", "student", "import", str(roster), "--log-level=WARN", course=course)
-

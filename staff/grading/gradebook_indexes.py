@@ -25,6 +25,7 @@ gradebook changes, and nbgrader's migrations touch none of these columns): at re
 grading (:func:`staff.grading.gradebook.register`) and when the formgrader starts, so a gradebook
 made before these indexes existed gets them too.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -58,7 +59,9 @@ def ensure(db_url: str) -> list[str]:
         created = []
         with engine.begin() as connection:
             for name, table, column in INDEXES:
-                if table in tables and not any(i["name"] == name for i in inspect(connection).get_indexes(table)):
+                if table in tables and not any(
+                    i["name"] == name for i in inspect(connection).get_indexes(table)
+                ):
                     _index(name, table, column).create(connection)
                     created.append(name)
         return created

@@ -21,6 +21,7 @@ service shared by the graders, as nbgrader documents for one course with several
 
 ``jupyterhub_config.py`` in the course folder names the staff and calls :func:`configure`.
 """
+
 from __future__ import annotations
 
 import os
@@ -29,9 +30,9 @@ import subprocess
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable
 
 from course import settings
 from staff import nbgrader_cli
@@ -71,8 +72,14 @@ def service_prefix(course_id: str = COURSE_ID) -> str:
     return f"/services/{course_id}/"
 
 
-def configure(c, instructors: Iterable[str], graders: Iterable[str], students: Iterable[str] = (),
-              course: CourseDir = COURSE, course_id: str = COURSE_ID) -> None:
+def configure(
+    c,
+    instructors: Iterable[str],
+    graders: Iterable[str],
+    students: Iterable[str] = (),
+    course: CourseDir = COURSE,
+    course_id: str = COURSE_ID,
+) -> None:
     """Fill a JupyterHub config ``c`` for ``course``: the shared formgrader service, the groups and
     roles, logins, no personal servers, state in ``.hub/``. ``students`` may log in (nbgrader's
     ``nbgrader-<course id>`` group) but not grade."""
@@ -103,24 +110,35 @@ def configure(c, instructors: Iterable[str], graders: Iterable[str], students: I
         f"nbgrader-{course_id}": {"users": students},
     }
     c.JupyterHub.load_roles = [
-        {"name": "instructors", "groups": ["instructors"],
-         "scopes": ["admin-ui", "admin:users", "admin:groups", "list:services", "read:services"]},
-        {"name": group, "groups": [group], "scopes": [f"access:services!service={course_id}", "list:services",
-                                                       "read:services"]},
+        {
+            "name": "instructors",
+            "groups": ["instructors"],
+            "scopes": ["admin-ui", "admin:users", "admin:groups", "list:services", "read:services"],
+        },
+        {
+            "name": group,
+            "groups": [group],
+            "scopes": [f"access:services!service={course_id}", "list:services", "read:services"],
+        },
     ]
     service_port = _free_port()
     env = {**formgrader.environment(), "JUPYTERHUB_DEFAULT_URL": "/formgrader"}
-    c.JupyterHub.services = [{
-        "name": course_id,
-        "display": True,
-        "url": f"http://127.0.0.1:{service_port}",
-        # No terminal: a shell with the grader's rights.
-        "command": [str(nbgrader_cli.BINDIR / "jupyterhub-singleuser"), "--ServerApp.terminals_enabled=False",
-                    *formgrader.server_options(course)],
-        "cwd": str(course.root),
-        "environment": env,
-        "oauth_no_confirm": True,
-    }]
+    c.JupyterHub.services = [
+        {
+            "name": course_id,
+            "display": True,
+            "url": f"http://127.0.0.1:{service_port}",
+            # No terminal: a shell with the grader's rights.
+            "command": [
+                str(nbgrader_cli.BINDIR / "jupyterhub-singleuser"),
+                "--ServerApp.terminals_enabled=False",
+                *formgrader.server_options(course),
+            ],
+            "cwd": str(course.root),
+            "environment": env,
+            "oauth_no_confirm": True,
+        }
+    ]
     # Everyone lands on the formgrader; a user the service refuses sees its 403 page.
     c.JupyterHub.default_url = f"{service_prefix(course_id)}formgrader"
     # The hub's own pages fetch nothing from elsewhere (the formgrader service sets its own: csp.py).
@@ -148,8 +166,10 @@ class NoServers(Spawner):
     """No personal servers: this hub serves the course's formgrader, which runs as a service."""
 
     async def start(self):
-        raise RuntimeError("this hub starts no personal servers: graders use the course's formgrader "
-                           f"({service_prefix()}formgrader); students work on Colab or their own machine")
+        raise RuntimeError(
+            "this hub starts no personal servers: graders use the course's formgrader "
+            f"({service_prefix()}formgrader); students work on Colab or their own machine"
+        )
 
     async def poll(self):
         return 0
@@ -170,7 +190,9 @@ class Hub:
         import psutil
 
         try:
-            family = [psutil.Process(self.process.pid)] + psutil.Process(self.process.pid).children(recursive=True)
+            family = [psutil.Process(self.process.pid)] + psutil.Process(self.process.pid).children(
+                recursive=True
+            )
         except psutil.Error:
             family = []
         for process in family:
@@ -200,8 +222,10 @@ def _stops_with_this_process() -> None:
 def missing_proxy() -> str | None:
     if PROXY.exists():
         return None
-    return (f"configurable-http-proxy is not installed ({PROXY}): run `make system-packages` "
-            "(it installs it with npm; Node.js from Debian's nodejs and npm packages)")
+    return (
+        f"configurable-http-proxy is not installed ({PROXY}): run `make system-packages` "
+        "(it installs it with npm; Node.js from Debian's nodejs and npm packages)"
+    )
 
 
 def command(config: Path, port: int, ip: str = "127.0.0.1") -> list[str]:
@@ -215,13 +239,21 @@ def start(course: CourseDir, config: Path, port: int, log: Path | None = None, t
         raise RuntimeError(problem)
     gradebook_indexes.ensure(course.db_url)
     out = open(log, "w") if log else subprocess.DEVNULL  # noqa: SIM115 (the hub owns it)
-    process = subprocess.Popen(command(config, port), cwd=_made(state_dir(course)), env=formgrader.environment(),
-                               stdout=out, stderr=subprocess.STDOUT, preexec_fn=_stops_with_this_process)
+    process = subprocess.Popen(
+        command(config, port),
+        cwd=_made(state_dir(course)),
+        env=formgrader.environment(),
+        stdout=out,
+        stderr=subprocess.STDOUT,
+        preexec_fn=_stops_with_this_process,
+    )
     hub = Hub(process, f"http://127.0.0.1:{port}")
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if process.poll() is not None:
-            raise RuntimeError(f"JupyterHub exited with code {process.returncode}" + (f"; see {log}" if log else ""))
+            raise RuntimeError(
+                f"JupyterHub exited with code {process.returncode}" + (f"; see {log}" if log else "")
+            )
         try:
             with urllib.request.urlopen(f"{hub.url}/hub/api/", timeout=5) as response:
                 if response.status == 200:
@@ -229,7 +261,9 @@ def start(course: CourseDir, config: Path, port: int, log: Path | None = None, t
         except (urllib.error.URLError, ConnectionError, TimeoutError):
             time.sleep(0.5)
     hub.stop()
-    raise TimeoutError(f"JupyterHub did not answer on {hub.url} within {timeout:.0f} s" + (f"; see {log}" if log else ""))
+    raise TimeoutError(
+        f"JupyterHub did not answer on {hub.url} within {timeout:.0f} s" + (f"; see {log}" if log else "")
+    )
 
 
 def serve(course: CourseDir = COURSE, port: int = 8000, ip: str = "127.0.0.1") -> int:
@@ -239,16 +273,26 @@ def serve(course: CourseDir = COURSE, port: int = 8000, ip: str = "127.0.0.1") -
         print(f"hub: {problem}")
         return 1
     gradebook_indexes.ensure(course.db_url)
-    where = settings.current().gradebook_url or f"{course.gradebook} (SQLite; GRADEBOOK_URL=postgresql+psycopg://... for PostgreSQL)"
-    print(f"hub: JupyterHub for {course.root} on http://{ip}:{port}/\n"
-          f"  gradebook  {where}\n"
-          f"  staff      {CONFIG.name} (instructors, graders); state in {state_dir(course)}\n"
-          f"  first use  each person signs up at http://{ip}:{port}/hub/signup; an instructor approves them at "
-          f"/hub/authorize\n"
-          f"  formgrader http://{ip}:{port}{service_prefix()}formgrader\n"
-          f"  stop       Ctrl-C here", flush=True)
-    process = subprocess.Popen(command(CONFIG, port, ip), cwd=_made(state_dir(course)), env=formgrader.environment(),
-                               preexec_fn=_stops_with_this_process)
+    where = (
+        settings.current().gradebook_url
+        or f"{course.gradebook} (SQLite; GRADEBOOK_URL=postgresql+psycopg://... for PostgreSQL)"
+    )
+    print(
+        f"hub: JupyterHub for {course.root} on http://{ip}:{port}/\n"
+        f"  gradebook  {where}\n"
+        f"  staff      {CONFIG.name} (instructors, graders); state in {state_dir(course)}\n"
+        f"  first use  each person signs up at http://{ip}:{port}/hub/signup; an instructor approves them at "
+        f"/hub/authorize\n"
+        f"  formgrader http://{ip}:{port}{service_prefix()}formgrader\n"
+        f"  stop       Ctrl-C here",
+        flush=True,
+    )
+    process = subprocess.Popen(
+        command(CONFIG, port, ip),
+        cwd=_made(state_dir(course)),
+        env=formgrader.environment(),
+        preexec_fn=_stops_with_this_process,
+    )
     try:
         return process.wait()
     except KeyboardInterrupt:

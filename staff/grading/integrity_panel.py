@@ -13,6 +13,7 @@ only (key ``880-...``, after the sanitizer: the panel is the course's own markup
 text is escaped, since a flag can quote a name the student chose), so it reaches the formgrader
 and never the students' feedback.
 """
+
 from __future__ import annotations
 
 import html
@@ -43,7 +44,8 @@ def panel(flags: list[str], where: str) -> nbformat.NotebookNode:
     items = "\n".join(f"<li>{html.escape(flag)}</li>" for flag in flags)
     return nbformat.v4.new_markdown_cell(
         f'<div class="alert alert-warning integrity-flags"><strong>For review ({html.escape(where)})</strong>: '
-        f"the integrity scan flagged this; no points were changed for it.\n<ul>\n{items}\n</ul>\n</div>")
+        f"the integrity scan flagged this; no points were changed for it.\n<ul>\n{items}\n</ul>\n</div>"
+    )
 
 
 def flags_by_cell(flags: list[str], cells: set[str]) -> tuple[dict[str, list[str]], list[str]]:

@@ -28,6 +28,7 @@ one of its checks compares with a *hidden* fixture value the kernel never had (p
 ship to students; values the kernel computed could be forged); ``make fixtures`` refuses any
 graded cell that would not, and any cell declared to be decided in the kernel.
 """
+
 from __future__ import annotations
 
 import json
@@ -46,7 +47,9 @@ from staff.grading.cells import INDEX
 
 #: Limits on what a kernel may hand over: more is a failed cell, never a crash of the grader.
 MAX_RECORDS, MAX_TOTAL_BYTES = 20_000, 512 * 2**20
-NUMERIC = {np.dtype(t) for t in ("bool", "int8", "int16", "int32", "int64", "uint8", "float16", "float32", "float64")}
+NUMERIC = {
+    np.dtype(t) for t in ("bool", "int8", "int16", "int32", "int64", "uint8", "float16", "float32", "float64")
+}
 KINDS = {"close", "equal", "rows", "shape", "perplexity", "accuracy", "best_accuracy", "parity", "progress"}
 #: Prerequisites of their cell (:func:`course.checks.check_parity`, :func:`~course.checks.check_progress`): they
 #: pay nothing, and when one fails the whole cell pays nothing (a trained model's answers count only if
@@ -66,7 +69,13 @@ class Record:
 
     def spec(self) -> dict:
         """What the instructor's run says this check is (the trusted part of a record)."""
-        return {"kind": self.kind, "label": self.label, "ref": self.ref, "index": self.index, **self.tolerance}
+        return {
+            "kind": self.kind,
+            "label": self.label,
+            "ref": self.ref,
+            "index": self.index,
+            **self.tolerance,
+        }
 
 
 class BadRecords(ValueError):
@@ -83,7 +92,7 @@ def _read_one(path: Path) -> Record:
     with os.fdopen(fd, "rb") as handle:
         data = handle.read(MAX_RECORD_BYTES + 65537)
     try:  # safetensors: 8 bytes of header length, a JSON header (metadata inside), the arrays
-        header = json.loads(data[8:8 + int.from_bytes(data[:8], "little")])
+        header = json.loads(data[8 : 8 + int.from_bytes(data[:8], "little")])
         meta = {str(k): str(v) for k, v in (header.get("__metadata__") or {}).items()}
         arrays = load_safetensors(data)
     except Exception as error:
@@ -98,8 +107,15 @@ def _read_one(path: Path) -> Record:
         index = json.loads(meta.get("index", "[]"))
     except (ValueError, TypeError):
         raise BadRecords(f"{path.name} has malformed metadata") from None
-    return Record(kind, meta.get("label", "")[:300], meta.get("ref"), index, tolerance,
-                  arrays.get("got"), arrays.get("expected"))
+    return Record(
+        kind,
+        meta.get("label", "")[:300],
+        meta.get("ref"),
+        index,
+        tolerance,
+        arrays.get("got"),
+        arrays.get("expected"),
+    )
 
 
 def read_records(folder: Path) -> list[Record]:
@@ -119,9 +135,14 @@ def read_cells(taken: Path) -> tuple[dict[str, list[Record]], dict[str, str]]:
     folder the runner took each graded test cell's records into (:class:`cells.CellRecords`)."""
     index = json.loads((taken / INDEX).read_text()) if (taken / INDEX).is_file() else {}
     if index.get("overflow"):
-        raise BadRecords(f"test cell {str(index['overflow'][0])[:80]} left more records than the grader takes")
-    cells = {str(grade_id): read_records(taken / str(name)) for grade_id, name in index.get("cells", {}).items()
-             if str(name).isdigit()}
+        raise BadRecords(
+            f"test cell {str(index['overflow'][0])[:80]} left more records than the grader takes"
+        )
+    cells = {
+        str(grade_id): read_records(taken / str(name))
+        for grade_id, name in index.get("cells", {}).items()
+        if str(name).isdigit()
+    }
     return cells, {str(k): str(v)[:300] for k, v in index.get("guard", {}).items()}
 
 
@@ -177,7 +198,9 @@ def _compare(spec: dict, rec: Record, fixtures: Fixtures) -> None:
         checks.compare_progress(label, rec.got, expected, spec["limit"])
     elif spec["kind"] == "shape":
         if tuple(rec.got.tolist()) != tuple(np.asarray(expected).tolist()):
-            raise AssertionError(f"{label}: expected shape {tuple(expected.tolist())}, got {tuple(rec.got.tolist())}")
+            raise AssertionError(
+                f"{label}: expected shape {tuple(expected.tolist())}, got {tuple(rec.got.tolist())}"
+            )
     else:
         checks.compare_rows(label, rec.got, spec["atol"])
 
@@ -186,7 +209,9 @@ def withheld(spec: dict) -> bool:
     """A check of values against a hidden fixture value the kernel never had (the only kind that
     pays points: public fixtures ship to students, values the kernel computed could be forged, and
     a shape or a sum of rows could be guessed from the inputs)."""
-    return spec["kind"] in ("close", "equal", "perplexity", "accuracy", "best_accuracy") and str(spec.get("ref") or "").startswith("hidden/")
+    return spec["kind"] in ("close", "equal", "perplexity", "accuracy", "best_accuracy") and str(
+        spec.get("ref") or ""
+    ).startswith("hidden/")
 
 
 @dataclass
@@ -226,21 +251,31 @@ class Verdict:
         if self.problem:
             return self.problem
         failed = [c for c in self.checks if c.reason is not None]
-        return None if not failed else failed[0].reason + (f" (and {len(failed) - 1} more)" if len(failed) > 1 else "")
+        return (
+            None
+            if not failed
+            else failed[0].reason + (f" (and {len(failed) - 1} more)" if len(failed) > 1 else "")
+        )
 
 
 def verdict(specs: list[dict], records: list[Record], fixtures: Fixtures) -> Verdict:
     """Each check of a test cell against the record made in its place (in order)."""
     if not any(withheld(spec) for spec in specs):
-        return Verdict([], "this test compares with no withheld value, so it cannot pay points (run `make fixtures`)")
+        return Verdict(
+            [], "this test compares with no withheld value, so it cannot pay points (run `make fixtures`)"
+        )
     if len(records) > len(specs):
         why = f"the cell recorded {len(records)} checks, its tests make {len(specs)}"
         return Verdict([], why, foreign=why)
     if not records:
-        return Verdict([Check(s["label"], float(s.get("weight", 1.0)), withheld(s), f"{s['label']}: not recorded")
-                        for s in specs],
-                       f"nothing was recorded while this test cell ran (it makes {len(specs)} checks): it stopped "
-                       f"before its first check, or its code did not run")
+        return Verdict(
+            [
+                Check(s["label"], float(s.get("weight", 1.0)), withheld(s), f"{s['label']}: not recorded")
+                for s in specs
+            ],
+            f"nothing was recorded while this test cell ran (it makes {len(specs)} checks): it stopped "
+            f"before its first check, or its code did not run",
+        )
     results = []
     for i, spec in enumerate(specs):
         reason = None
@@ -251,19 +286,33 @@ def verdict(specs: list[dict], records: list[Record], fixtures: Fixtures) -> Ver
                 _compare(spec, records[i], fixtures)
             except Foreign as error:  # not this cell's checks: none of its records can be trusted
                 why = f"check {i + 1} of {len(specs)}: {error}"
-                return Verdict([Check(s["label"], float(s.get("weight", 1.0)), withheld(s), why) for s in specs],
-                               f"its records are not the checks its tests make ({why})", foreign=why)
+                return Verdict(
+                    [Check(s["label"], float(s.get("weight", 1.0)), withheld(s), why) for s in specs],
+                    f"its records are not the checks its tests make ({why})",
+                    foreign=why,
+                )
             except AssertionError as error:
                 reason = str(error)
             except Exception as error:  # a malformed record must fail the check, not the grader
                 reason = f"{spec['label']}: cannot be compared ({type(error).__name__}: {str(error)[:120]})"
-        results.append(Check(spec["label"], float(spec.get("weight", 1.0)), withheld(spec), reason,
-                             gate=spec["kind"] in GATES))
+        results.append(
+            Check(
+                spec["label"],
+                float(spec.get("weight", 1.0)),
+                withheld(spec),
+                reason,
+                gate=spec["kind"] in GATES,
+            )
+        )
     return Verdict(results)
 
 
-def judge_notebook(records: dict[str, list[Record]], specs: dict[str, list[dict]],
-                   fixtures: Fixtures) -> dict[str, Verdict]:
+def judge_notebook(
+    records: dict[str, list[Record]], specs: dict[str, list[dict]], fixtures: Fixtures
+) -> dict[str, Verdict]:
     """{grade_id: :class:`Verdict`} for every graded test cell, from the records the runner took
     from each cell while it ran (``records``: grade id -> records)."""
-    return {grade_id: verdict(cell_specs, records.get(grade_id, []), fixtures) for grade_id, cell_specs in specs.items()}
+    return {
+        grade_id: verdict(cell_specs, records.get(grade_id, []), fixtures)
+        for grade_id, cell_specs in specs.items()
+    }

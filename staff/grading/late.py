@@ -23,17 +23,18 @@ nbgrader's own terms.
   judge, :func:`refresh` before every export and :class:`ChargeLatePenalty` before feedback, so
   the penalty follows the final score (a TA's manual points included).
 """
+
 from __future__ import annotations
 
 import json
 import math
 import tomllib
 from dataclasses import dataclass
-from datetime import date, datetime, time, timedelta, timezone
+from datetime import UTC, date, datetime, time, timedelta
 from pathlib import Path
 
-from nbgrader.plugins import LateSubmissionPlugin
 from nbconvert.preprocessors import Preprocessor
+from nbgrader.plugins import LateSubmissionPlugin
 from traitlets import Float
 
 from course.paths import ROOT
@@ -66,9 +67,11 @@ DATE_KEYS = ("release", "due")
 
 def _when(path: Path, where: str, when) -> datetime:
     if not isinstance(when, datetime) or when.tzinfo is None:
-        raise DueDatesError(f"{path.name}: {where} = {when}: give a date and time with its time zone, "
-                            f"e.g. 2027-01-29T23:59:00Z (UTC) or 2027-01-29T23:59:00+01:00")
-    return when.astimezone(timezone.utc)
+        raise DueDatesError(
+            f"{path.name}: {where} = {when}: give a date and time with its time zone, "
+            f"e.g. 2027-01-29T23:59:00Z (UTC) or 2027-01-29T23:59:00+01:00"
+        )
+    return when.astimezone(UTC)
 
 
 def schedule(path: Path = DUE_DATES) -> dict[str, Dates]:
@@ -88,17 +91,23 @@ def schedule(path: Path = DUE_DATES) -> dict[str, Dates]:
     found = {}
     for assignment, value in raw.items():
         if assignment not in known:
-            raise DueDatesError(f"{path.name}: {assignment!r} is not an assignment of the course ({', '.join(sorted(known))})")
+            raise DueDatesError(
+                f"{path.name}: {assignment!r} is not an assignment of the course ({', '.join(sorted(known))})"
+            )
         if not isinstance(value, dict):
             value = {"due": value}
         unknown = sorted(set(value) - set(DATE_KEYS))
         if unknown:
-            raise DueDatesError(f"{path.name}: {assignment}: unknown key(s) {', '.join(unknown)} (an assignment has "
-                                f"{' and '.join(DATE_KEYS)})")
+            raise DueDatesError(
+                f"{path.name}: {assignment}: unknown key(s) {', '.join(unknown)} (an assignment has "
+                f"{' and '.join(DATE_KEYS)})"
+            )
         dates = Dates(**{key: _when(path, f"{assignment}.{key}", when) for key, when in value.items()})
         if dates.release and dates.due and dates.release > dates.due:
-            raise DueDatesError(f"{path.name}: {assignment}: released ({dates.release:%Y-%m-%d %H:%M} UTC) after "
-                                f"its due date ({dates.due:%Y-%m-%d %H:%M} UTC)")
+            raise DueDatesError(
+                f"{path.name}: {assignment}: released ({dates.release:%Y-%m-%d %H:%M} UTC) after "
+                f"its due date ({dates.due:%Y-%m-%d %H:%M} UTC)"
+            )
         found[assignment] = dates
     return found
 
@@ -119,18 +128,20 @@ def moment(as_of: str | date | datetime | None = None) -> datetime:
     is the end of that day in UTC (everything released that day is released by then); a date and
     time needs its time zone."""
     if as_of is None:
-        return datetime.now(timezone.utc)
+        return datetime.now(UTC)
     if isinstance(as_of, str):
         try:
             as_of = date.fromisoformat(as_of) if len(as_of) == 10 else datetime.fromisoformat(as_of)
         except ValueError:
-            raise DueDatesError(f"as of {as_of!r}: give a date (2027-02-11) or a date and time with its time zone "
-                                f"(2027-02-11T09:00:00Z)") from None
+            raise DueDatesError(
+                f"as of {as_of!r}: give a date (2027-02-11) or a date and time with its time zone "
+                f"(2027-02-11T09:00:00Z)"
+            ) from None
     if not isinstance(as_of, datetime):
-        return datetime.combine(as_of, time.max, tzinfo=timezone.utc)
+        return datetime.combine(as_of, time.max, tzinfo=UTC)
     if as_of.tzinfo is None:
         raise DueDatesError(f"as of {as_of.isoformat()}: give its time zone (Z for UTC)")
-    return as_of.astimezone(timezone.utc)
+    return as_of.astimezone(UTC)
 
 
 def released(when: datetime, path: Path = DUE_DATES) -> list[str]:
@@ -141,7 +152,7 @@ def released(when: datetime, path: Path = DUE_DATES) -> list[str]:
     return [a for a in course_dir.assignments() if a in dates and dates[a] <= when]
 
 
-def policy() -> "CourseLatePenalty":
+def policy() -> CourseLatePenalty:
     """The late policy as ``nbgrader_config.py`` sets it (the one place)."""
     from staff import course_dir
     from staff.grading import nbgrader_steps
@@ -202,7 +213,9 @@ class CourseLatePenalty(LateSubmissionPlugin):
             return None
         return timedelta(days=math.ceil(round(min(1.0, self.cap) / self.per_day, 9)))
 
-    def late_submission_penalty(self, student_id: str, score: float, total_seconds_late: float) -> float | None:
+    def late_submission_penalty(
+        self, student_id: str, score: float, total_seconds_late: float
+    ) -> float | None:
         share = min(self.cap, self.per_day * days_late(total_seconds_late))
         return round(max(0.0, share) * (score or 0.0), 2)
 
@@ -210,7 +223,7 @@ class CourseLatePenalty(LateSubmissionPlugin):
 def write_timestamp(folder: Path, when: datetime) -> Path:
     """nbgrader's ``timestamp.txt`` for a submission folder, in UTC with the zone written out."""
     path = folder / TIMESTAMP
-    path.write_text(when.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC") + "\n")
+    path.write_text(when.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC") + "\n")
     return path
 
 
@@ -262,14 +275,25 @@ def apply(course: CourseDir, student: str, assignment: str) -> None:
         names, untimed = [n.name for n in submission.notebooks], submission.timestamp is None
     step = AssignLatePenalties(config=nbgrader_steps.course_config(course))
     for name in names:
-        step.preprocess(nbformat.v4.new_notebook(), {"nbgrader": {
-            "notebook": name, "assignment": assignment, "student": student, "db_url": course.db_url}})
+        step.preprocess(
+            nbformat.v4.new_notebook(),
+            {
+                "nbgrader": {
+                    "notebook": name,
+                    "assignment": assignment,
+                    "student": student,
+                    "db_url": course.db_url,
+                }
+            },
+        )
     if names and untimed and lms_late(course, student, assignment):
         with Gradebook(course.db_url) as gb:
             for notebook in gb.find_submission(assignment, student).notebooks:
                 penalty = step.plugin_inst.late_submission_penalty(student, notebook.score, 1.0)
                 # nbgrader's own bounds (0 <= penalty <= score), as for a timed submission
-                notebook.late_submission_penalty = None if penalty is None else step._check_late_penalty(notebook, penalty)
+                notebook.late_submission_penalty = (
+                    None if penalty is None else step._check_late_penalty(notebook, penalty)
+                )
             gb.db.commit()
 
 
@@ -311,12 +335,17 @@ def refresh(course: CourseDir) -> dict[tuple[str, str], dict[str, str]]:
     for student, assignment in submissions:
         apply(course, student, assignment)
     with Gradebook(course.db_url) as gb:  # as apply left them (a timestamp may have been corrected)
-        found = {(s.student.id, a.name): (s.timestamp is not None and s.duedate is not None, s.total_seconds_late)
-                 for a in gb.assignments for s in a.submissions}
+        found = {
+            (s.student.id, a.name): (s.timestamp is not None and s.duedate is not None, s.total_seconds_late)
+            for a in gb.assignments
+            for s in a.submissions
+        }
     columns = {}
     for (student, assignment), (timed, seconds) in sorted(found.items()):
         marked = lms_late(course, student, assignment)
         days = days_late(seconds) if timed else (1 if marked else None)
-        columns[(student, assignment)] = {"lms_late": "LATE" if marked else "",
-                                          "days_late": "" if days is None else str(days)}
+        columns[(student, assignment)] = {
+            "lms_late": "LATE" if marked else "",
+            "days_late": "" if days is None else str(days),
+        }
     return columns

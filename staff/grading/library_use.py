@@ -14,6 +14,7 @@ released notebook (the course's copy), never from the submission. A cell the stu
 grade id) is held to what every exercise of the notebook lists. Cells where the notebook asks for
 the library (parity checks, the SDPA comparison) list nothing, so nothing there is flagged.
 """
+
 from __future__ import annotations
 
 import ast
@@ -51,8 +52,13 @@ class _Names(ast.NodeVisitor):
         self.aliases, self.used = aliases, []
 
     def resolve(self, node: ast.AST) -> str | None:
-        if isinstance(node, ast.Call) and dotted(node.func) == "getattr" and len(node.args) > 1 \
-                and isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str):
+        if (
+            isinstance(node, ast.Call)
+            and dotted(node.func) == "getattr"
+            and len(node.args) > 1
+            and isinstance(node.args[1], ast.Constant)
+            and isinstance(node.args[1].value, str)
+        ):
             base = self.resolve(node.args[0])  # getattr(torch, "softmax") is torch.softmax
             return f"{base}.{node.args[1].value}" if base else None
         name = dotted(node)
@@ -139,11 +145,15 @@ def scan(cells: list[tuple[str, NotebookNode]], nb: NotebookNode, released: Note
     aliases = _aliases(nb)
     found = []
     for name, cell in cells:
-        exercise, patterns = exercises.get(nbgrader(cell).get("grade_id"), ("every exercise", sorted(everywhere)))
+        exercise, patterns = exercises.get(
+            nbgrader(cell).get("grade_id"), ("every exercise", sorted(everywhere))
+        )
         calls = uses(cell.source, patterns, aliases)
         if calls:
             named = ", ".join(f"{call} (line {line})" for call, line in calls[:4])
             more = f" and {len(calls) - 4} more" if len(calls) > 4 else ""
-            found.append(f"{name}: library: uses {named}{more}: an implementation of {exercise}, "
-                         f"which asks for the student's own")
+            found.append(
+                f"{name}: library: uses {named}{more}: an implementation of {exercise}, "
+                f"which asks for the student's own"
+            )
     return found

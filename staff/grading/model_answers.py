@@ -18,6 +18,7 @@ answer (its own markdown filter, formulas through the page's MathJax); a small H
 it gives the label, a distinct colour and a ``<details>`` that remembers, per question, whether
 the TA closed it (a TA marking 300 answers reads it once or twice, then wants it out of the way).
 """
+
 from __future__ import annotations
 
 import html
@@ -85,8 +86,11 @@ def is_manually_graded(cell: nbformat.NotebookNode) -> bool:
 def _answers(path: str, mtime_ns: int) -> dict[str, tuple[str, str]]:
     """``{grade_id: (cell_type, solution text)}`` of one source notebook (cached until it changes)."""
     notebook = nbformat.read(path, as_version=4)
-    return {cell.metadata["nbgrader"]["grade_id"]: (cell.cell_type, solution_text(cell))
-            for cell in notebook.cells if is_manually_graded(cell)}
+    return {
+        cell.metadata["nbgrader"]["grade_id"]: (cell.cell_type, solution_text(cell))
+        for cell in notebook.cells
+        if is_manually_graded(cell)
+    }
 
 
 def model_answers(source: Path) -> dict[str, tuple[str, str]]:
@@ -117,15 +121,18 @@ def grading_page_source(resources: dict, log, shown: str) -> tuple[str, str, Pat
     return assignment, notebook, source
 
 
-def answer_cell(grade_id: str, key: str, cell_type: str, text: str, origin: str,
-                language: str = "python") -> nbformat.NotebookNode:
+def answer_cell(
+    grade_id: str, key: str, cell_type: str, text: str, origin: str, language: str = "python"
+) -> nbformat.NotebookNode:
     """A markdown cell (no nbgrader metadata: nothing to grade) framing the model answer."""
     body = text if cell_type == "markdown" else f"```{language}\n{text}\n```"
-    head = (f'<details class="panel panel-success model-answer" open data-grade-id="{html.escape(grade_id)}" '
-            f'data-key="{html.escape(key)}">\n'
-            f'<summary class="panel-heading"><strong>Model answer</strong>'
-            f'<span class="source">{html.escape(origin)}, not shown to students</span></summary>\n'
-            f'<div class="panel-body">\n')
+    head = (
+        f'<details class="panel panel-success model-answer" open data-grade-id="{html.escape(grade_id)}" '
+        f'data-key="{html.escape(key)}">\n'
+        f'<summary class="panel-heading"><strong>Model answer</strong>'
+        f'<span class="source">{html.escape(origin)}, not shown to students</span></summary>\n'
+        f'<div class="panel-body">\n'
+    )
     # Blank lines around the answer: markdown inside an HTML block is rendered only between them.
     return nbformat.v4.new_markdown_cell(f"{head}\n{body}\n\n</div>\n</details>")
 
@@ -148,12 +155,14 @@ class AddModelAnswers(Preprocessor):
             grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
             if is_manually_graded(cell) and grade_id in answers:
                 cell_type, text = answers[grade_id]
-                added.append(answer_cell(grade_id, f"{assignment}/{notebook}/{grade_id}", cell_type,
-                                         text, origin, language))
+                added.append(
+                    answer_cell(
+                        grade_id, f"{assignment}/{notebook}/{grade_id}", cell_type, text, origin, language
+                    )
+                )
                 cells.append(added[-1])
         if added:
             added[-1].source += "\n\n" + SCRIPT  # once per page, after the last model answer
             resources.setdefault("inlining", {}).setdefault("css", []).append(CSS)
         nb.cells = cells
         return nb, resources
-

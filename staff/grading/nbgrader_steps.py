@@ -11,6 +11,7 @@ writer's one gradebook session (:func:`session.one_session`). Everything else is
 the student and the submission, its timestamp and late penalty (on the judged points),
 ``autograded/``, the points.
 """
+
 from __future__ import annotations
 
 import copy
@@ -25,14 +26,20 @@ from types import SimpleNamespace
 import jsonschema
 import nbformat
 from nbformat import NotebookNode
-from nbgrader.converters import Autograde
 from nbgrader import utils as nbgrader_utils
+from nbgrader.api import MissingEntry
+from nbgrader.converters import Autograde
 from nbgrader.converters.base import NbGraderException
 from nbgrader.coursedir import CourseDirectory
 from nbgrader.nbgraderformat.common import BaseMetadataValidator, ValidationError
 from nbgrader.nbgraderformat.v3 import MetadataValidatorV3
-from nbgrader.api import MissingEntry
-from nbgrader.preprocessors import CheckCellMetadata, Execute, NbGraderPreprocessor, OverwriteCells, SaveAutoGrades
+from nbgrader.preprocessors import (
+    CheckCellMetadata,
+    Execute,
+    NbGraderPreprocessor,
+    OverwriteCells,
+    SaveAutoGrades,
+)
 from sqlalchemy.exc import SAWarning
 from traitlets.config import Config, PyFileConfigLoader
 
@@ -55,8 +62,12 @@ class _CompiledSchema(BaseMetadataValidator):
         if cell.metadata["nbgrader"].get("schema_version", 0) != self.schema_version:
             return super().validate_cell(cell)  # nbgrader's own "too old" / "too new"
         if self.schema_version not in self._compiled:
-            self._compiled[self.schema_version] = jsonschema.validators.validator_for(self.schema)(self.schema)
-        error = jsonschema.exceptions.best_match(self._compiled[self.schema_version].iter_errors(cell.metadata["nbgrader"]))
+            self._compiled[self.schema_version] = jsonschema.validators.validator_for(self.schema)(
+                self.schema
+            )
+        error = jsonschema.exceptions.best_match(
+            self._compiled[self.schema_version].iter_errors(cell.metadata["nbgrader"])
+        )
         if error is not None:
             raise error
 
@@ -74,7 +85,9 @@ class CheckMetadata(CheckCellMetadata):
             _Validator().validate_nb(nb)
         except ValidationError as error:
             self.log.error("Notebook failed to validate; the nbgrader metadata may be corrupted: %s", error)
-            raise ValidationError("Notebook failed to validate; the nbgrader metadata may be corrupted.") from error
+            raise ValidationError(
+                "Notebook failed to validate; the nbgrader metadata may be corrupted."
+            ) from error
         return nb, resources
 
 
@@ -95,6 +108,7 @@ class _Served:
             if name not in self.rows[what]:
                 raise MissingEntry()
             return self.rows[what][name]
+
         return find
 
 
@@ -122,9 +136,20 @@ class OverwriteSourceCells(OverwriteCells):
         if key not in cache:
             found = self.gradebook.find_notebook(self.notebook_id, self.assignment_id)
             cache[key] = {
-                "source_cell": {c.name: SimpleNamespace(name=c.name, cell_type=c.cell_type, locked=c.locked,
-                                                        checksum=c.checksum, source=c.source) for c in found.source_cells},
-                "graded_cell": {c.name: SimpleNamespace(name=c.name, max_score=c.max_score) for c in found.grade_cells}}
+                "source_cell": {
+                    c.name: SimpleNamespace(
+                        name=c.name,
+                        cell_type=c.cell_type,
+                        locked=c.locked,
+                        checksum=c.checksum,
+                        source=c.source,
+                    )
+                    for c in found.source_cells
+                },
+                "graded_cell": {
+                    c.name: SimpleNamespace(name=c.name, max_score=c.max_score) for c in found.grade_cells
+                },
+            }
         return _served_cell(self, cache[key], cell, resources, cell_index)
 
 
@@ -149,16 +174,22 @@ class SaveJudged(SaveAutoGrades):
         if not session.in_transaction(self.db_url):
             return super().preprocess_cell(cell, resources, cell_index)
         if self._rows is None:
-            found = self.gradebook.find_submission_notebook(self.notebook_id, self.assignment_id, self.student_id)
-            self._rows = {"grade": {g.name: g for g in found.grades}, "comment": {c.name: c for c in found.comments}}
+            found = self.gradebook.find_submission_notebook(
+                self.notebook_id, self.assignment_id, self.student_id
+            )
+            self._rows = {
+                "grade": {g.name: g for g in found.grades},
+                "comment": {c.name: c for c in found.comments},
+            }
         return _served_cell(self, self._rows, cell, resources, cell_index)
 
     def _add_score(self, cell, resources):
         super()._add_score(cell, resources)  # the kernel's pass/fail, and nbgrader's needs-manual-grade rule
         verdict = (self._verdicts or {}).get(cell.metadata["nbgrader"]["grade_id"])
         if verdict is not None:
-            grade = self.gradebook.find_grade(cell.metadata["nbgrader"]["grade_id"], self.notebook_id,
-                                              self.assignment_id, self.student_id)
+            grade = self.gradebook.find_grade(
+                cell.metadata["nbgrader"]["grade_id"], self.notebook_id, self.assignment_id, self.student_id
+            )
             grade.auto_score = points.score(float(grade.max_score or 0.0), verdict)
             self.gradebook.db.commit()
 
@@ -174,8 +205,14 @@ def sanitize(course: CourseDir, student: str, assignment: str, nb: NotebookNode)
     """nbgrader's own sanitizing steps (clear outputs, put back every locked and test cell from the
     gradebook, check the metadata) on the submission ``nb``, here before it leaves for a worker, so
     the worker runs the instructor's test cells and nothing the student changed in them."""
-    resources = {"nbgrader": {"db_url": course.db_url, "assignment": assignment, "notebook": assignment,
-                              "student": student}}
+    resources = {
+        "nbgrader": {
+            "db_url": course.db_url,
+            "assignment": assignment,
+            "notebook": assignment,
+            "student": student,
+        }
+    }
     for step in _steps(Autograde.class_traits()["sanitize_preprocessors"].default()):
         nb, resources = step().preprocess(nb, resources)
     return nbformat.writes(nb)
@@ -185,9 +222,9 @@ def sanitize(course: CourseDir, student: str, assignment: str, nb: NotebookNode)
 class Handoff:
     """What the writer hands nbgrader's converter for one submission."""
 
-    sent: str                                   # the sanitized notebook the worker ran
-    executed: NotebookNode | str                # its executed notebook, or why there is none
-    verdicts: dict | None = None                # the judge's, when it judged this run
+    sent: str  # the sanitized notebook the worker ran
+    executed: NotebookNode | str  # its executed notebook, or why there is none
+    verdicts: dict | None = None  # the judge's, when it judged this run
 
 
 class UseExecuted(NbGraderPreprocessor):
@@ -201,7 +238,9 @@ class UseExecuted(NbGraderPreprocessor):
         handoff = self.handoffs[resources["nbgrader"]["student"], resources["nbgrader"]["assignment"]]
         if isinstance(handoff.executed, str):
             raise ExecutionElsewhereFailed(handoff.executed)
-        sent = nbformat.v4.reads(handoff.sent)  # written (and validated) by sanitize: parsed, not validated again
+        sent = nbformat.v4.reads(
+            handoff.sent
+        )  # written (and validated) by sanitize: parsed, not validated again
         if [c.source for c in sent.cells] != [c.source for c in handoff.executed.cells]:
             raise ExecutionElsewhereFailed("the executed notebook is not the one sent to the worker")
         sent.cells = handoff.executed.cells
@@ -232,8 +271,10 @@ def course_config(course: CourseDir) -> Config:
 
 
 def _autograde_steps() -> list:
-    return [UseExecuted if step is Execute else step
-            for step in _steps(Autograde.class_traits()["autograde_preprocessors"].default())]
+    return [
+        UseExecuted if step is Execute else step
+        for step in _steps(Autograde.class_traits()["autograde_preprocessors"].default())
+    ]
 
 
 class SaveExecuted(Autograde):
@@ -248,8 +289,12 @@ class SaveExecuted(Autograde):
         self._sanitizing = False
         self._init_preprocessors()
         try:
-            with nbgrader_utils.setenv(NBGRADER_EXECUTION="autograde"):  # UseExecuted's notebook replaces this one
-                output, resources = self.exporter.from_notebook_node(nbformat.v4.new_notebook(), resources=resources)
+            with nbgrader_utils.setenv(
+                NBGRADER_EXECUTION="autograde"
+            ):  # UseExecuted's notebook replaces this one
+                output, resources = self.exporter.from_notebook_node(
+                    nbformat.v4.new_notebook(), resources=resources
+                )
             self.write_single_notebook(output, resources)
         finally:
             self._sanitizing = True

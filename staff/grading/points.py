@@ -13,6 +13,7 @@ failure, never an expected value). It is a ``display_data`` output marked with :
 its metadata; a kernel can print an output with the same mark, so every marked output the kernel
 left is removed first, and the feedback (:mod:`feedback`) trusts the mark only after this.
 """
+
 from __future__ import annotations
 
 from staff.grading.cells import graded_test
@@ -33,8 +34,13 @@ def lines(verdict: Verdict) -> list[str]:
         return [f"✗ {verdict.problem}"]
     out = []
     for check in verdict.checks:
-        note = ("" if check.paid else " (required: it pays nothing, and without it the test pays nothing)"
-                if check.gate else " (a condition: it pays nothing, a failure costs its share)")
+        note = (
+            ""
+            if check.paid
+            else " (required: it pays nothing, and without it the test pays nothing)"
+            if check.gate
+            else " (a condition: it pays nothing, a failure costs its share)"
+        )
         out.append(f"✓ {check.label}{note}" if check.reason is None else f"✗ {check.reason}{note}")
     return out
 
@@ -60,8 +66,13 @@ def annotate(nb, verdicts: dict[str, Verdict]) -> None:
         verdict = verdicts[grade_id]
         points = cell.metadata.get("nbgrader", {}).get("points")
         text = "\n".join([summary(verdict, points), *(f"  {line}" for line in lines(verdict))]) + "\n"
-        cell.outputs.append(new_output("display_data", data={"text/plain": text},
-                                       metadata={MARK: {"fraction": verdict.fraction, "lines": lines(verdict)}}))
+        cell.outputs.append(
+            new_output(
+                "display_data",
+                data={"text/plain": text},
+                metadata={MARK: {"fraction": verdict.fraction, "lines": lines(verdict)}},
+            )
+        )
 
 
 def judged_output(cell):

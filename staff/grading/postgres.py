@@ -5,6 +5,7 @@ Uses the machine's own PostgreSQL binaries (Debian: ``/usr/lib/postgresql/<versi
 temporary folder, on a free loopback port, trusting local connections only. As root, ``initdb``
 and ``pg_ctl`` refuse to run, so they run as the ``postgres`` system user.
 """
+
 from __future__ import annotations
 
 import os
@@ -12,9 +13,9 @@ import shutil
 import socket
 import subprocess
 import tempfile
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
 
 
 class NoPostgres(RuntimeError):
@@ -28,7 +29,9 @@ def binaries() -> Path:
     initdb = shutil.which("initdb")
     if initdb:
         return Path(initdb).parent
-    raise NoPostgres("no PostgreSQL server binaries (initdb, pg_ctl): on Debian/Ubuntu `apt-get install postgresql`")
+    raise NoPostgres(
+        "no PostgreSQL server binaries (initdb, pg_ctl): on Debian/Ubuntu `apt-get install postgresql`"
+    )
 
 
 def _run(*args: str) -> None:
@@ -51,8 +54,17 @@ def temporary_server(database: str = "gradebook") -> Iterator[str]:
             port = s.getsockname()[1]
         data = folder / "data"
         _run(str(bindir / "initdb"), "-D", str(data), "-A", "trust", "-U", "postgres", "--no-sync")
-        _run(str(bindir / "pg_ctl"), "-D", str(data), "-w", "-l", str(folder / "server.log"), "-o",
-             f"-p {port} -k {folder} -c listen_addresses=127.0.0.1", "start")
+        _run(
+            str(bindir / "pg_ctl"),
+            "-D",
+            str(data),
+            "-w",
+            "-l",
+            str(folder / "server.log"),
+            "-o",
+            f"-p {port} -k {folder} -c listen_addresses=127.0.0.1",
+            "start",
+        )
         try:
             _run(str(bindir / "createdb"), "-h", "127.0.0.1", "-p", str(port), "-U", "postgres", database)
             yield f"postgresql+psycopg://postgres@127.0.0.1:{port}/{database}"

@@ -8,6 +8,7 @@ through) are on this machine's disk: there no file may exceed :data:`MAX_FILE_BY
 (``RLIMIT_FSIZE``), and :func:`watch` stops the kernel once they hold more than
 :data:`SHARED_BYTES` (the submission's status is then ``disk quota``).
 """
+
 from __future__ import annotations
 
 import os

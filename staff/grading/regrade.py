@@ -6,12 +6,13 @@ late penalty); nbgrader's saving step sets only automatic points, so every manua
 a TA gave stays. Each regraded submission appends one line to :func:`log_file` (JSON: when, who,
 what, why, the automatic score before and after, the status), which ``make report`` shows.
 """
+
 from __future__ import annotations
 
 import getpass
 import json
 import os
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from nbgrader.api import Gradebook, MissingEntry
@@ -32,11 +33,18 @@ def auto_score(course: CourseDir, student: str, assignment: str) -> float | None
             submission = gb.find_submission(assignment, student)
         except MissingEntry:
             return None
-        return float(sum(g.score for n in submission.notebooks for g in n.grades if g.cell.cell_type == "code"))
+        return float(
+            sum(g.score for n in submission.notebooks for g in n.grades if g.cell.cell_type == "code")
+        )
 
 
-def regrade(course: CourseDir = course_dir.COURSE, students: list[str] | None = None,
-            assignments: list[str] | None = None, reason: str = "", **grading) -> list[Outcome]:
+def regrade(
+    course: CourseDir = course_dir.COURSE,
+    students: list[str] | None = None,
+    assignments: list[str] | None = None,
+    reason: str = "",
+    **grading,
+) -> list[Outcome]:
     """Grade again (forced) the submissions of ``students`` in ``assignments`` (all where None) and
     log each. ``grading`` goes to :func:`autograde.autograde` (jobs, limits, unsafe, progress)."""
     from staff.grading import autograde
@@ -45,15 +53,27 @@ def regrade(course: CourseDir = course_dir.COURSE, students: list[str] | None = 
     before = {key: auto_score(course, *key) for key in todo}
     outcomes = autograde.autograde(assignments, course=course, students=students, force=True, **grading)
     who = os.environ.get("SUDO_USER") or getpass.getuser()
-    when = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+    when = datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
     path = log_file(course)
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("a") as log:
         for outcome in outcomes:
             key = outcome.student, outcome.assignment
-            log.write(json.dumps({"when": when, "who": who, "student": outcome.student, "assignment": outcome.assignment,
-                                  "reason": reason, "old_auto": before.get(key), "new_auto": auto_score(course, *key),
-                                  "status": outcome.status}) + "\n")
+            log.write(
+                json.dumps(
+                    {
+                        "when": when,
+                        "who": who,
+                        "student": outcome.student,
+                        "assignment": outcome.assignment,
+                        "reason": reason,
+                        "old_auto": before.get(key),
+                        "new_auto": auto_score(course, *key),
+                        "status": outcome.status,
+                    }
+                )
+                + "\n"
+            )
     return outcomes
 
 
@@ -76,8 +96,21 @@ def _points(value) -> str:
 
 
 def table(found: list[dict]) -> str:
-    rows = [[e.get("when", ""), e.get("who", ""), e.get("assignment", ""), e.get("student", ""),
-             _points(e.get("old_auto")), _points(e.get("new_auto")),
-             e.get("status", "") + (f": {e['reason']}" if e.get("reason") else "")] for e in found]
-    return text_table.render(["when", "who", "assignment", "student", "auto before", "after", "status / why"], rows,
-                             right=frozenset({4, 5}), last_free=True)
+    rows = [
+        [
+            e.get("when", ""),
+            e.get("who", ""),
+            e.get("assignment", ""),
+            e.get("student", ""),
+            _points(e.get("old_auto")),
+            _points(e.get("new_auto")),
+            e.get("status", "") + (f": {e['reason']}" if e.get("reason") else ""),
+        ]
+        for e in found
+    ]
+    return text_table.render(
+        ["when", "who", "assignment", "student", "auto before", "after", "status / why"],
+        rows,
+        right=frozenset({4, 5}),
+        last_free=True,
+    )

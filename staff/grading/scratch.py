@@ -6,6 +6,7 @@ submission's runner one (``course-kernel-<pid>-...``: the sandbox's scratch, rem
 submission is done). A process killed with SIGKILL removes neither; :func:`sweep` runs at the
 start of every batch and once in every worker process.
 """
+
 from __future__ import annotations
 
 import os

@@ -9,6 +9,7 @@ block only its ``Gradebook.__init__`` and ``close`` are swapped (:func:`one_sess
 commits become flushes (:func:`one_transaction`); the classes, schema, queries and objects are
 nbgrader's own, so the formgrader, feedback and export read what they always read.
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterator
@@ -31,7 +32,12 @@ def one_session(db_url: str) -> Iterator[Gradebook]:
     def __init__(self, url, course_id="default_course", authenticator=None):
         if url != db_url:
             return opened(self, url, course_id, authenticator)
-        self.engine, self.db, self.course_id, self.authenticator = shared.engine, shared.db, course_id, authenticator
+        self.engine, self.db, self.course_id, self.authenticator = (
+            shared.engine,
+            shared.db,
+            course_id,
+            authenticator,
+        )
         self._shared = True
         if course_id not in courses:
             self.check_course(course_id=course_id)

@@ -19,6 +19,7 @@ compared with this year's, not with each other.
 This module is imported by ``cli.py`` to build its parser, so it imports nothing heavy at the top
 (copydetect pulls in matplotlib): the command line's ``--help`` stays instant.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -38,30 +39,33 @@ K = 25
 CONTEXT = 10
 #: Where the report goes, under the course's reports/ (report.py links it when it is there).
 FOLDER = "similarity"
-HELP = ("compare every pair of an assignment's submissions on the code the students wrote (answer cells, "
-        "released code left out, names and formatting normalised): an HTML report for a human; changes no grade")
+HELP = (
+    "compare every pair of an assignment's submissions on the code the students wrote (answer cells, "
+    "released code left out, names and formatting normalised): an HTML report for a human; changes no grade"
+)
 
 
 @dataclass
 class Pair:
-    a: str                   # labels: a student of this year, or an archive entry
+    a: str  # labels: a student of this year, or an archive entry
     b: str
-    score: float             # symmetric similarity, 0..1
+    score: float  # symmetric similarity, 0..1
     shares: tuple[float, float]  # the share of a's code found in b, and of b's in a
-    archive: bool = False    # b is an earlier year's submission
+    archive: bool = False  # b is an earlier year's submission
     lines: tuple[dict[str, set[int]], dict[str, set[int]]] = field(default_factory=lambda: ({}, {}))
 
 
 @dataclass
 class Result:
     """One assignment's comparison."""
+
     assignment: str
     threshold: float
-    pairs: list                          # every compared pair, most similar first
-    answers: dict                        # label -> answer_code.Answers
-    empty: list[str]                     # labels with nothing written beyond the release
-    archived: int                        # archive submissions compared
-    scores: dict[str, str]               # student -> "points / max" in the gradebook
+    pairs: list  # every compared pair, most similar first
+    answers: dict  # label -> answer_code.Answers
+    empty: list[str]  # labels with nothing written beyond the release
+    archived: int  # archive submissions compared
+    scores: dict[str, str]  # student -> "points / max" in the gradebook
     seconds: float = 0.0
     prints: dict = field(default_factory=dict, repr=False)  # label -> its copydetect fingerprint
 
@@ -72,19 +76,36 @@ class Result:
     @property
     def shown(self) -> list[Pair]:
         """The pairs the report lists: every flagged one, and the closest ones below the threshold."""
-        return self.pairs[:len(self.flagged) + CONTEXT]
+        return self.pairs[: len(self.flagged) + CONTEXT]
 
 
 def arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--assignment", action="append", dest="assignments", metavar="NAME",
-                        help="compare this assignment's submissions (repeatable; default: every assignment)")
-    parser.add_argument("--archive", type=Path, metavar="DIR",
-                        help="earlier years' submissions (any folder tree holding <assignment>.ipynb files), "
-                             "compared with this year's")
-    parser.add_argument("--threshold", type=float, default=THRESHOLD,
-                        help=f"flag pairs at or above this similarity, 0 to 1 (default {THRESHOLD})")
-    parser.add_argument("--top", type=int, default=100,
-                        help="pairs shown with their code side by side, most similar first (default 100)")
+    parser.add_argument(
+        "--assignment",
+        action="append",
+        dest="assignments",
+        metavar="NAME",
+        help="compare this assignment's submissions (repeatable; default: every assignment)",
+    )
+    parser.add_argument(
+        "--archive",
+        type=Path,
+        metavar="DIR",
+        help="earlier years' submissions (any folder tree holding <assignment>.ipynb files), "
+        "compared with this year's",
+    )
+    parser.add_argument(
+        "--threshold",
+        type=float,
+        default=THRESHOLD,
+        help=f"flag pairs at or above this similarity, 0 to 1 (default {THRESHOLD})",
+    )
+    parser.add_argument(
+        "--top",
+        type=int,
+        default=100,
+        help="pairs shown with their code side by side, most similar first (default 100)",
+    )
     parser.add_argument("--out", type=Path, help=f"report folder (default: reports/{FOLDER}/)")
 
 
@@ -102,18 +123,29 @@ def command(args: argparse.Namespace) -> int:
         print("similarity: no submissions in submitted/")
         return 0
     for r in results:
-        print(f"similarity: {r.assignment}: {len(r.answers) - r.archived} submissions"
-              + (f" and {r.archived} from the archive" if r.archived else "")
-              + f", {len(r.pairs)} pairs compared, {len(r.flagged)} at or above {r.threshold:g}"
-              + (f", {len(r.empty)} with nothing written" if r.empty else "") + f" ({r.seconds:.1f} s)")
+        print(
+            f"similarity: {r.assignment}: {len(r.answers) - r.archived} submissions"
+            + (f" and {r.archived} from the archive" if r.archived else "")
+            + f", {len(r.pairs)} pairs compared, {len(r.flagged)} at or above {r.threshold:g}"
+            + (f", {len(r.empty)} with nothing written" if r.empty else "")
+            + f" ({r.seconds:.1f} s)"
+        )
     where = index.relative_to(course.root) if index.is_relative_to(course.root) else index
-    print(f"similarity: wrote {where} in {time.perf_counter() - start:.1f} s; it flags pairs for a human "
-          f"and changes no grade (`make report` links it from reports/report.html)")
+    print(
+        f"similarity: wrote {where} in {time.perf_counter() - start:.1f} s; it flags pairs for a human "
+        f"and changes no grade (`make report` links it from reports/report.html)"
+    )
     return 0
 
 
-def report(course, assignments: list[str] | None = None, archive: Path | None = None,
-           threshold: float = THRESHOLD, top: int = 100, out: Path | None = None) -> tuple[list[Result], Path | None]:
+def report(
+    course,
+    assignments: list[str] | None = None,
+    archive: Path | None = None,
+    threshold: float = THRESHOLD,
+    top: int = 100,
+    out: Path | None = None,
+) -> tuple[list[Result], Path | None]:
     """Compare each assignment's submissions and write the report (None: no submissions)."""
     from staff import course_dir
     from staff.grading import similarity_report
@@ -135,16 +167,32 @@ def run(assignment: str, course, archive: Path | None = None, threshold: float =
 
     start = time.perf_counter()
     released = answer_code.release(course_dir.release_notebook(assignment, course.release))
-    current = [answer_code.answers(path, released, path.parent.parent.name)
-               for path in sorted(course.submitted.glob(f"*/{assignment}/{assignment}.ipynb"))]
-    past = [answer_code.answers(path, released, f"archive: {path.relative_to(archive).parent}")
-            for path in sorted(archive.rglob(f"{assignment}.ipynb"))] if archive else []
+    current = [
+        answer_code.answers(path, released, path.parent.parent.name)
+        for path in sorted(course.submitted.glob(f"*/{assignment}/{assignment}.ipynb"))
+    ]
+    past = (
+        [
+            answer_code.answers(path, released, f"archive: {path.relative_to(archive).parent}")
+            for path in sorted(archive.rglob(f"{assignment}.ipynb"))
+        ]
+        if archive
+        else []
+    )
     everyone = current + past
     prints = fingerprints([a for a in everyone if a.lines])
     pairs = compare([a for a in current if a.lines], [a for a in past if a.lines], prints)
-    return Result(assignment, threshold, pairs, {a.label: a for a in everyone},
-                  [a.label for a in everyone if not a.lines], len(past), scores(course, assignment),
-                  time.perf_counter() - start, prints)
+    return Result(
+        assignment,
+        threshold,
+        pairs,
+        {a.label: a for a in everyone},
+        [a.label for a in everyone if not a.lines],
+        len(past),
+        scores(course, assignment),
+        time.perf_counter() - start,
+        prints,
+    )
 
 
 def fingerprints(answers: list) -> dict:
@@ -153,8 +201,10 @@ def fingerprints(answers: list) -> dict:
 
     # copydetect's own tokenizer (pygments) filters the normalised text again: every name becomes V,
     # every string S, whitespace goes; window 1 keeps every k-gram (guarantee threshold = noise threshold).
-    return {a.label: CodeFingerprint(f"{a.label}.py", K, 1, fp=io.StringIO(a.code), language="python")
-            for a in answers}
+    return {
+        a.label: CodeFingerprint(f"{a.label}.py", K, 1, fp=io.StringIO(a.code), language="python")
+        for a in answers
+    }
 
 
 def compare(current: list, past: list, prints: dict) -> list[Pair]:
@@ -164,7 +214,7 @@ def compare(current: list, past: list, prints: dict) -> list[Pair]:
 
     pairs = []
     for i, a in enumerate(current):
-        for b, old in [(b, False) for b in current[i + 1:]] + [(b, True) for b in past]:
+        for b, old in [(b, False) for b in current[i + 1 :]] + [(b, True) for b in past]:
             fa, fb = prints[a.label], prints[b.label]
             _, (share_a, share_b), _ = compare_files(fa, fb)
             covered = fa.token_coverage + fb.token_coverage
@@ -210,4 +260,3 @@ def scores(course, assignment: str) -> dict[str, str]:
         except MissingEntry:
             return {}
         return {s.student.id: f"{s.score:g} / {s.max_score:g}" for s in submissions}
-

@@ -2,6 +2,7 @@
 
 IPython rewrites ``!cmd``, ``%magic`` and ``%%magic`` into Python before it compiles a cell, so
 the scans parse that Python, not the text the student typed."""
+
 from __future__ import annotations
 
 import ast

@@ -4,6 +4,7 @@ nbgrader records points, not what went wrong; an instructor needs both. :mod:`au
 an :class:`Outcome` per submission, :mod:`export` puts the status into ``grades.csv`` and
 :mod:`report` lists every submission whose status needs a human.
 """
+
 from __future__ import annotations
 
 import json
@@ -25,9 +26,9 @@ class Outcome:
     seconds: float
     flags: list[str] = field(default_factory=list)
     repairs: list[str] = field(default_factory=list)
-    digest: str = ""                                        # what was graded (autograde skips it unchanged)
+    digest: str = ""  # what was graded (autograde skips it unchanged)
     phases: dict[str, float] = field(default_factory=dict)  # seconds: kernel start, execution, judge, ...
-    worker: str = ""                                        # the Dask worker that ran it
+    worker: str = ""  # the Dask worker that ran it
 
 
 def status_file(course: CourseDir) -> Path:
@@ -70,6 +71,9 @@ def save_status(course: CourseDir, outcomes: list[Outcome]) -> None:
 
 
 def summary(outcomes: list[Outcome]) -> str:
-    return text_table.render(["assignment", "student", "status", "time", "reason"],
-                             [[o.assignment, o.student, o.status, f"{o.seconds:.0f}s", o.reason[:110]] for o in outcomes],
-                             right=frozenset({3}), last_free=True)
+    return text_table.render(
+        ["assignment", "student", "status", "time", "reason"],
+        [[o.assignment, o.student, o.status, f"{o.seconds:.0f}s", o.reason[:110]] for o in outcomes],
+        right=frozenset({3}),
+        last_free=True,
+    )

@@ -30,6 +30,7 @@ Like :mod:`staff.grading.model_answers` it is registered by
 answers, which then go between the answer and this panel), so it reaches the formgrader only and
 never the students' feedback.
 """
+
 from __future__ import annotations
 
 import base64
@@ -45,20 +46,22 @@ from pathlib import Path
 import nbformat
 from nbconvert.preprocessors import Preprocessor
 
-from staff.grading.model_answers import is_manually_graded, grading_page_source
+from staff.grading.model_answers import grading_page_source, is_manually_graded
 
 #: Limits on what a submitted notebook can put on the TA's page.
-MAX_NOTEBOOK_BYTES = 64 * 2**20   # larger is not read at all (a 300-answer session stays fast)
-MAX_TEXT_CHARS = 6_000            # per cell and side; the rest is cut with a note
-MAX_IMAGES = 4                    # per cell and side
-MAX_PNG_BYTES = 2 * 2**20         # a matplotlib figure is 20-200 kB
-MAX_PNG_PIXELS = 4_000            # width and height
+MAX_NOTEBOOK_BYTES = 64 * 2**20  # larger is not read at all (a 300-answer session stays fast)
+MAX_TEXT_CHARS = 6_000  # per cell and side; the rest is cut with a note
+MAX_IMAGES = 4  # per cell and side
+MAX_PNG_BYTES = 2 * 2**20  # a matplotlib figure is 20-200 kB
+MAX_PNG_PIXELS = 4_000  # width and height
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 LABEL = "As submitted (the student's own run)"
-DIFFERS = ("The graded run's output differs from what the student submitted: the grader re-ran the "
-           "notebook (with smaller settings where the assignment has them). Grade the answer against "
-           "the submitted numbers.")
+DIFFERS = (
+    "The graded run's output differs from what the student submitted: the grader re-ran the "
+    "notebook (with smaller settings where the assignment has them). Grade the answer against "
+    "the submitted numbers."
+)
 SAME = "The graded run showed the same."
 NOT_VERIFIED = "outputs as saved in the student's notebook; the grader did not produce them"
 
@@ -94,8 +97,11 @@ def _questions(path: str, mtime_ns: int) -> dict[str, list[str]]:
     question fails on it first)."""
     notebook = nbformat.read(path, as_version=4)
     code = {_key(c) for c in notebook.cells if c.cell_type == "code"} - {None}
-    return {cell.metadata["nbgrader"]["grade_id"]: [n for n in refers_to(cell) if n in code]
-            for cell in notebook.cells if is_manually_graded(cell)}
+    return {
+        cell.metadata["nbgrader"]["grade_id"]: [n for n in refers_to(cell) if n in code]
+        for cell in notebook.cells
+        if is_manually_graded(cell)
+    }
 
 
 def questions(source: Path) -> dict[str, list[str]]:
@@ -107,7 +113,13 @@ def _key(cell) -> str | None:
     meta = cell.get("metadata") if isinstance(cell, dict) else None
     nbg = meta.get("nbgrader") if isinstance(meta, dict) else None
     grade_id = nbg.get("grade_id") if isinstance(nbg, dict) else None
-    key = grade_id if isinstance(grade_id, str) and grade_id else cell.get("id") if isinstance(cell, dict) else None
+    key = (
+        grade_id
+        if isinstance(grade_id, str) and grade_id
+        else cell.get("id")
+        if isinstance(cell, dict)
+        else None
+    )
     return key if isinstance(key, str) else None
 
 
@@ -132,7 +144,9 @@ def read_outputs(path: Path) -> dict[str, list]:
     except OSError as error:
         raise Unreadable(f"missing ({error.strerror or error})") from None
     if size > MAX_NOTEBOOK_BYTES:
-        raise Unreadable(f"too large to show ({size / 2**20:.0f} MB; the limit is {MAX_NOTEBOOK_BYTES // 2**20} MB)")
+        raise Unreadable(
+            f"too large to show ({size / 2**20:.0f} MB; the limit is {MAX_NOTEBOOK_BYTES // 2**20} MB)"
+        )
     try:
         data = json.loads(path.read_bytes())
     except (OSError, ValueError, RecursionError) as error:
@@ -205,11 +219,15 @@ def render(outputs: list) -> tuple[list[str], tuple]:
                 continue
             images += 1
             shown.append(("image", hashlib.sha256(image).hexdigest()))
-            pieces.append(f'<img alt="output image" src="data:image/png;base64,{base64.b64encode(image).decode()}">')
+            pieces.append(
+                f'<img alt="output image" src="data:image/png;base64,{base64.b64encode(image).decode()}">'
+            )
         elif isinstance(image, str):
             pieces.append(f'<p class="omitted">{html.escape(image)}</p>')
         elif omitted:
-            pieces.append(f'<p class="omitted">output not shown (only text and PNG are): {html.escape(omitted)}</p>')
+            pieces.append(
+                f'<p class="omitted">output not shown (only text and PNG are): {html.escape(omitted)}</p>'
+            )
         elif text:
             text = _clean(text)
             shown.append(("text", text))
@@ -219,39 +237,58 @@ def render(outputs: list) -> tuple[list[str], tuple]:
             budget -= len(cut)
             pieces.append(_pre(cut))
             if len(cut) < len(text):
-                pieces.append(f'<p class="omitted">truncated: {len(text) - len(cut):,} more characters not shown</p>')
+                pieces.append(
+                    f'<p class="omitted">truncated: {len(text) - len(cut):,} more characters not shown</p>'
+                )
     return pieces or ['<p class="omitted">no output</p>'], tuple(shown)
 
 
 def _side(title: str, pieces: list[str], css: str) -> str:
-    return f'<div class="{css}"><h5><strong>{html.escape(title)}</strong></h5>\n' + "\n".join(pieces) + "\n</div>"
+    return (
+        f'<div class="{css}"><h5><strong>{html.escape(title)}</strong></h5>\n'
+        + "\n".join(pieces)
+        + "\n</div>"
+    )
 
 
 def compare(name: str, submitted: list | None, graded: list | None) -> str:
     """One cell a question refers to: the submitted outputs beside the graded run's, and whether they differ."""
-    graded_pieces, graded_shown = render(graded) if graded is not None else (
-        ['<p class="omitted">no such cell in the graded notebook</p>'], None)
+    graded_pieces, graded_shown = (
+        render(graded)
+        if graded is not None
+        else (['<p class="omitted">no such cell in the graded notebook</p>'], None)
+    )
     if submitted is None:
         mine, note = ['<p class="omitted">no such cell in the submitted notebook</p>'], ""
     elif not submitted:
-        mine, note = ['<p class="omitted">no output: the student did not run this cell before submitting</p>'], ""
+        mine, note = (
+            ['<p class="omitted">no output: the student did not run this cell before submitting</p>'],
+            "",
+        )
     else:
         mine, shown = render(submitted)
-        note = f'<p class="differs">{html.escape(DIFFERS)}</p>' if shown != graded_shown else \
-            f'<p class="same">{html.escape(SAME)}</p>'
-    return (f'<div class="submitted-cell" data-cell="{html.escape(name)}"><p>Cell <code>{html.escape(name)}</code></p>\n'
-            f'{note}\n<div class="pair">\n{_side(LABEL, mine, "as-submitted")}\n'
-            f'{_side("Graded run (what the grader re-executed)", graded_pieces, "graded-run")}\n</div>\n</div>')
+        note = (
+            f'<p class="differs">{html.escape(DIFFERS)}</p>'
+            if shown != graded_shown
+            else f'<p class="same">{html.escape(SAME)}</p>'
+        )
+    return (
+        f'<div class="submitted-cell" data-cell="{html.escape(name)}"><p>Cell <code>{html.escape(name)}</code></p>\n'
+        f'{note}\n<div class="pair">\n{_side(LABEL, mine, "as-submitted")}\n'
+        f"{_side('Graded run (what the grader re-executed)', graded_pieces, 'graded-run')}\n</div>\n</div>"
+    )
 
 
 def panel(grade_id: str, origin: str, body: str) -> nbformat.NotebookNode:
     """A markdown cell (no nbgrader metadata: nothing to grade) holding one HTML block with no blank
     line in it (text is on one line each, see :func:`_pre`), so markdown never parses its content."""
-    text = (f'<details class="panel panel-info submitted-outputs tex2jax_ignore" open '
-            f'data-grade-id="{html.escape(grade_id)}">\n'
-            f'<summary class="panel-heading"><strong>{html.escape(LABEL)}</strong>'
-            f'<span class="source">{html.escape(origin)}: {NOT_VERIFIED}</span></summary>\n'
-            f'<div class="panel-body">\n{body}\n</div>\n</details>')
+    text = (
+        f'<details class="panel panel-info submitted-outputs tex2jax_ignore" open '
+        f'data-grade-id="{html.escape(grade_id)}">\n'
+        f'<summary class="panel-heading"><strong>{html.escape(LABEL)}</strong>'
+        f'<span class="source">{html.escape(origin)}: {NOT_VERIFIED}</span></summary>\n'
+        f'<div class="panel-body">\n{body}\n</div>\n</details>'
+    )
     return nbformat.v4.new_markdown_cell("\n".join(line for line in text.split("\n") if line.strip()))
 
 
@@ -277,7 +314,10 @@ class AddSubmittedOutputs(Preprocessor):
                 raise Unreadable("outside the course's submitted/ folder")
             submitted, problem = read_outputs(path), ""
         except Unreadable as error:
-            submitted, problem = {}, f"The submitted notebook {origin} is {error}: only the graded run is shown."
+            submitted, problem = (
+                {},
+                f"The submitted notebook {origin} is {error}: only the graded run is shown.",
+            )
             self.log.warning("%s", problem)
         graded = {}
         for cell in nb.cells:
@@ -291,7 +331,9 @@ class AddSubmittedOutputs(Preprocessor):
                 if problem:
                     body = f'<p class="differs unreadable">{html.escape(problem)}</p>'
                 else:
-                    body = "\n".join(compare(name, submitted.get(name), graded.get(name)) for name in wanted[grade_id])
+                    body = "\n".join(
+                        compare(name, submitted.get(name), graded.get(name)) for name in wanted[grade_id]
+                    )
                 cells.append(panel(grade_id, origin, body))
         resources.setdefault("inlining", {}).setdefault("css", []).append(CSS)
         nb.cells = cells

@@ -21,6 +21,7 @@ Inside, a kernel works as a grading kernel does: its working folder is a size-li
 folder (not the notebook's folder), ``course`` and the data are there, and hidden fixtures load as
 ``Withheld`` references, so a student's notebook runs its checks as it did under grading.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -71,8 +72,10 @@ class _Shared:
                 except sandbox.SandboxUnavailable as error:
                     cls.problem = str(error)
             if cls.problem is not None:
-                raise web.HTTPError(503, reason="refused to run a student's notebook outside the grading sandbox: "
-                                    + cls.problem)
+                raise web.HTTPError(
+                    503,
+                    reason="refused to run a student's notebook outside the grading sandbox: " + cls.problem,
+                )
             return cls.fixtures
 
 
@@ -92,7 +95,9 @@ class TAKernelManager(sandbox.SandboxLaunch, ServerKernelManager):
                 spec = sandbox.make_spec(self.scratch / "sandbox", fixtures)
                 spec.memory = settings.current().memory_bytes
                 self.use_sandbox(spec)
-                self.log.info("Kernel for %s starts in the grading sandbox (%s)", kwargs.get("cwd"), self.scratch)
+                self.log.info(
+                    "Kernel for %s starts in the grading sandbox (%s)", kwargs.get("cwd"), self.scratch
+                )
         return await super()._async_pre_start_kernel(**kwargs)
 
     async def _async_cleanup_resources(self, restart: bool = False) -> None:
@@ -108,17 +113,27 @@ async def _autograde(self, assignment_id: str, student_id: str) -> None:
 
     course = CourseDir(Path(self.api.coursedir.root), url=self.api.coursedir.db_url)
     user = getattr(self.current_user, "username", None) or str(self.current_user)
-    grade = functools.partial(regrade.regrade, course, [student_id], [assignment_id], reason=f"formgrader ({user})",
-                              progress=False)
+    grade = functools.partial(
+        regrade.regrade, course, [student_id], [assignment_id], reason=f"formgrader ({user})", progress=False
+    )
     try:
         outcomes = await IOLoop.current().run_in_executor(None, grade)
     except Exception as error:  # the canary stopped it, no sandbox, ...: what the TA's dialog shows
         self.write(json.dumps({"success": False, "log": "", "error": f"{type(error).__name__}: {error}"}))
         return
-    lines = [f"{o.student} / {o.assignment}: {o.status}" + (f" ({o.reason})" if o.reason else "") for o in outcomes]
+    lines = [
+        f"{o.student} / {o.assignment}: {o.status}" + (f" ({o.reason})" if o.reason else "") for o in outcomes
+    ]
     done = bool(outcomes) and all(o.status in ("graded", "repaired", "flagged") for o in outcomes)
-    self.write(json.dumps({"success": done, "log": "\n".join(lines or ["nothing submitted to grade"]),
-                           "error": "" if done else "\n".join(lines)}))
+    self.write(
+        json.dumps(
+            {
+                "success": done,
+                "log": "\n".join(lines or ["nothing submitted to grade"]),
+                "error": "" if done else "\n".join(lines),
+            }
+        )
+    )
 
 
 def install() -> None:

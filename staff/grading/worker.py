@@ -16,6 +16,7 @@ The runner executes with nbgrader's own ``Execute`` preprocessor (its timeouts, 
 error outputs), in its own process group with the memory limit, so a kernel that hangs, crashes
 or eats memory takes only its runner down, never the worker.
 """
+
 from __future__ import annotations
 
 import atexit
@@ -38,6 +39,7 @@ from pathlib import Path
 from course import settings
 from staff.grading import quota, scratch
 
+
 @dataclass(frozen=True)
 class Bundle:
     """The course files a kernel sees, as one tar archive named by its SHA-256."""
@@ -46,10 +48,11 @@ class Bundle:
     data: bytes
 
     @classmethod
-    def pack(cls, view: Path, files: Path = settings.ROOT) -> "Bundle":
+    def pack(cls, view: Path, files: Path = settings.ROOT) -> Bundle:
         """``course/`` and ``data/`` of ``files``, and ``view`` (the fixtures without expected outputs)."""
         buffer = io.BytesIO()
         with tarfile.open(fileobj=buffer, mode="w") as tar:
+
             def clean(info: tarfile.TarInfo):
                 if "__pycache__" in info.name or info.name.endswith(".pyc"):
                     return None
@@ -57,6 +60,7 @@ class Bundle:
                 info.uname = info.gname = ""
                 info.mtime = 0  # the same files give the same digest
                 return info
+
             for name, path in (("course", files / "course"), ("data", files / "data"), ("fixtures", view)):
                 tar.add(path, arcname=name, filter=clean)
         data = buffer.getvalue()
@@ -91,11 +95,11 @@ class Job:
 
     student: str
     assignment: str
-    notebook: str                  # the sanitized notebook, nbformat JSON
+    notebook: str  # the sanitized notebook, nbformat JSON
     cell_timeout: int
     wall: int
     memory: int
-    threads: int | None = None     # BLAS/OpenMP threads per kernel (None: as the batch or the worker says)
+    threads: int | None = None  # BLAS/OpenMP threads per kernel (None: as the batch or the worker says)
     unsafe: bool = False
     modules: list[str] = field(default_factory=list)  # what the released notebook imports (imported ahead)
 
@@ -114,19 +118,26 @@ def imports(nb) -> list[str]:
         except SyntaxError:
             continue
         for node in ast.walk(tree):
-            names = [a.name for a in node.names] if isinstance(node, ast.Import) else (
-                [node.module] if isinstance(node, ast.ImportFrom) and node.module and not node.level else [])
+            names = (
+                [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else (
+                    [node.module]
+                    if isinstance(node, ast.ImportFrom) and node.module and not node.level
+                    else []
+                )
+            )
             found += [n for n in names if n not in found]
     return found
 
 
 @dataclass
 class Result:
-    notebook: str | None                       # executed (None: nothing graded)
+    notebook: str | None  # executed (None: nothing graded)
     records: dict = field(default_factory=dict)  # graded test cell -> its records (taken by the runner)
-    guard: dict = field(default_factory=dict)    # graded test cell -> shell hooks found changed before it
+    guard: dict = field(default_factory=dict)  # graded test cell -> shell hooks found changed before it
     bad_records: str = ""
-    error: tuple[str, str] | None = None       # (status, reason) from the execution itself
+    error: tuple[str, str] | None = None  # (status, reason) from the execution itself
     phases: dict[str, float] = field(default_factory=dict)
     worker: str = ""
 
@@ -154,15 +165,30 @@ class Runner:
         self.scratch = scratch.folder("kernel")
         self.scratch.chmod(0o755)
         spec = sandbox.make_spec(self.scratch / "sandbox", files / "fixtures", files=files)
-        spec.env.update(NBGRADER_EXECUTION="autograde", OMP_NUM_THREADS=str(threads), MKL_NUM_THREADS=str(threads),
-                        MPLBACKEND="Agg")
-        config = {"spec": str(spec.save(self.scratch / "spec.json")), "unsafe": unsafe, "files": str(files),
-                  "modules": modules, "parent": os.getpid()}  # the runner dies with this process
+        spec.env.update(
+            NBGRADER_EXECUTION="autograde",
+            OMP_NUM_THREADS=str(threads),
+            MKL_NUM_THREADS=str(threads),
+            MPLBACKEND="Agg",
+        )
+        config = {
+            "spec": str(spec.save(self.scratch / "spec.json")),
+            "unsafe": unsafe,
+            "files": str(files),
+            "modules": modules,
+            "parent": os.getpid(),
+        }  # the runner dies with this process
         self.expired = self.over_quota = False
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "staff.grading.runner", json.dumps(config)], cwd=self.scratch,
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-            start_new_session=True, preexec_fn=_limit_memory(memory))
+            [sys.executable, "-m", "staff.grading.runner", json.dumps(config)],
+            cwd=self.scratch,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            start_new_session=True,
+            preexec_fn=_limit_memory(memory),
+        )
 
     def run(self, job: Job) -> Result:
         """Hand ``job`` to the waiting kernel; the whole runner is killed after ``job.wall`` s."""
@@ -171,7 +197,9 @@ class Runner:
         deadline = threading.Timer(job.wall, self.kill, kwargs={"expired": True})
         deadline.start()
         done = threading.Event()
-        threading.Thread(target=quota.watch, args=(self.scratch / "sandbox", done, self.over), daemon=True).start()
+        threading.Thread(
+            target=quota.watch, args=(self.scratch / "sandbox", done, self.over), daemon=True
+        ).start()
         try:
             ready = self.process.stdout.readline().strip()  # the warm-up ends with "ready"
             waited = time.monotonic() - start
@@ -187,16 +215,29 @@ class Runner:
             done.set()
         phases = {"kernel start": round(waited, 2), "execution": round(time.monotonic() - start - waited, 2)}
         if self.over_quota:
-            return Result(None, error=("disk quota", f"wrote more than {quota.SHARED_BYTES >> 20} MB where the grader "
-                                                     f"reads (records, sockets); killed, nothing graded"), phases=phases)
+            return Result(
+                None,
+                error=(
+                    "disk quota",
+                    f"wrote more than {quota.SHARED_BYTES >> 20} MB where the grader "
+                    f"reads (records, sockets); killed, nothing graded",
+                ),
+                phases=phases,
+            )
         if self.expired:
-            return Result(None, error=("timeout", f"still running after the {job.wall} s limit for one notebook; killed"),
-                          phases=phases)
+            return Result(
+                None,
+                error=("timeout", f"still running after the {job.wall} s limit for one notebook; killed"),
+                phases=phases,
+            )
         try:
             status = json.loads((self.scratch / "status.json").read_text())
         except (OSError, ValueError):
-            return Result(None, error=("kernel died", (log.strip().splitlines() or ["the runner died"])[-1][:200]),
-                          phases=phases)
+            return Result(
+                None,
+                error=("kernel died", (log.strip().splitlines() or ["the runner died"])[-1][:200]),
+                phases=phases,
+            )
         error = status_from_log(status["log"], status["failed"])
         phases["cell records"] = status.get("cell records", 0.0)  # part of "execution"
         executed = self.scratch / "out.ipynb"
@@ -231,6 +272,7 @@ class Runner:
 def _limit_memory(limit: int):
     def apply() -> None:  # runs in the runner before exec; its kernel inherits it
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
     return apply
 
 
@@ -266,6 +308,7 @@ def _close_waiting() -> None:
 def _this_worker():
     try:
         from distributed import get_worker
+
         return get_worker()
     except (ImportError, ValueError):
         return None  # not in a Dask worker (one submission graded directly)
@@ -281,7 +324,9 @@ def _queued(dask_worker) -> int:
     return sum(1 for task in tasks if task.state in ("ready", "constrained", "waiting", "fetch", "flight"))
 
 
-def _start_when_queued(dask_worker, key: tuple, modules: list[str], limit: int, stop: threading.Event) -> None:
+def _start_when_queued(
+    dask_worker, key: tuple, modules: list[str], limit: int, stop: threading.Event
+) -> None:
     """While a submission runs, start the next one's kernel as soon as one is queued here (and
     none after the last submission: a kernel nobody uses would take CPU from those still running)."""
     while dask_worker is not None and not stop.wait(0.5):
@@ -313,7 +358,9 @@ def execute(bundle: Bundle, job: Job, threads_by_worker: dict[str, int] | None =
     key = (files, threads, job.memory, job.unsafe)
     runner = _take(key, job.modules)
     dask_worker, stop = _this_worker(), threading.Event()
-    threading.Thread(target=_start_when_queued, args=(dask_worker, key, job.modules, slots, stop), daemon=True).start()
+    threading.Thread(
+        target=_start_when_queued, args=(dask_worker, key, job.modules, slots, stop), daemon=True
+    ).start()
     try:
         result = runner.run(job)
     finally:

@@ -6,6 +6,7 @@ Also: the hidden tests of exercises 3 and 4 grade those exercises on their own (
 earlier parts, and still fail a broken part of their own), and the cells that call transformers'
 model pass it only the inputs transformers 4.57 accepts.
 """
+
 import nbformat
 import pytest
 import torch
@@ -51,10 +52,13 @@ def max_differences(expected, outputs, attention_mask) -> dict[str, float]:
     assert len(hidden_states) == len(expected.hidden_states) and len(attentions) == len(expected.attentions)
     return {
         "logits": (logits - expected.logits).abs().max().item(),
-        "hidden_states": max((h[real] - e[real]).abs().max().item()
-                             for h, e in zip(hidden_states, expected.hidden_states)),
-        "attentions": max((a.transpose(1, 2)[real] - e.transpose(1, 2)[real]).abs().max().item()
-                          for a, e in zip(attentions, expected.attentions)),
+        "hidden_states": max(
+            (h[real] - e[real]).abs().max().item() for h, e in zip(hidden_states, expected.hidden_states)
+        ),
+        "attentions": max(
+            (a.transpose(1, 2)[real] - e.transpose(1, 2)[real]).abs().max().item()
+            for a, e in zip(attentions, expected.attentions)
+        ),
     }
 
 
@@ -64,8 +68,12 @@ def test_reference_matches_transformers_on_pretrained_weights(sol, hf_model, tok
     model = sol["load_pretrained"](hf_model)
     assert isinstance(model, sol["DistilBertClassifier"]) and not model.training
     with torch.no_grad():
-        expected = hf_model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"],
-                            output_hidden_states=True, output_attentions=True)
+        expected = hf_model(
+            input_ids=batch["input_ids"],
+            attention_mask=batch["attention_mask"],
+            output_hidden_states=True,
+            output_attentions=True,
+        )
         outputs = model(batch["input_ids"], batch["attention_mask"])
     assert len(outputs[1]) == hf_model.config.n_layers + 1 and len(outputs[2]) == hf_model.config.n_layers
     errors = max_differences(expected, outputs, batch["attention_mask"])
@@ -75,16 +83,28 @@ def test_reference_matches_transformers_on_pretrained_weights(sol, hf_model, tok
 def test_reference_works_for_another_config(sol):
     """A random 2-layer model with another dim and head count, against transformers on the same weights."""
     torch.manual_seed(0)
-    config = transformers.DistilBertConfig(vocab_size=70, dim=24, n_layers=2, n_heads=3, hidden_dim=40,
-                                           max_position_embeddings=16, num_labels=4, attn_implementation="eager")
+    config = transformers.DistilBertConfig(
+        vocab_size=70,
+        dim=24,
+        n_layers=2,
+        n_heads=3,
+        hidden_dim=40,
+        max_position_embeddings=16,
+        num_labels=4,
+        attn_implementation="eager",
+    )
     reference = transformers.DistilBertForSequenceClassification(config).eval()
     model = sol["DistilBertClassifier"](config).eval()
     model.load_state_dict(recipe.course_layout(reference), strict=True)
     input_ids = torch.randint(1, 70, (3, 9))
     attention_mask = torch.tensor([[1] * 9, [1] * 4 + [0] * 5, [1] * 7 + [0] * 2])
     with torch.no_grad():
-        expected = reference(input_ids=input_ids, attention_mask=attention_mask,
-                             output_hidden_states=True, output_attentions=True)
+        expected = reference(
+            input_ids=input_ids,
+            attention_mask=attention_mask,
+            output_hidden_states=True,
+            output_attentions=True,
+        )
         outputs = model(input_ids, attention_mask)
     assert outputs[0].shape == (3, 4) and outputs[2][0].shape == (3, 3, 9, 9)
     errors = max_differences(expected, outputs, attention_mask)
@@ -94,7 +114,9 @@ def test_reference_works_for_another_config(sol):
 def test_flat_layout_names(sol, hf_model):
     state = recipe.course_layout(hf_model)
     assert "layers.0.q_lin.weight" in state and "layers.5.output_layer_norm.bias" in state
-    assert not any(k.startswith(("transformer.", "distilbert.")) or ".attention." in k or ".ffn." in k for k in state)
+    assert not any(
+        k.startswith(("transformer.", "distilbert.")) or ".attention." in k or ".ffn." in k for k in state
+    )
     assert sorted(state) == sorted(sol["DistilBertClassifier"](hf_model.config).state_dict())
     state["classifier.bias"] += 1  # copies: the source model is untouched
     assert not torch.equal(state["classifier.bias"], hf_model.classifier.bias)
@@ -194,6 +216,7 @@ def test_cells_pass_transformers_only_the_inputs_it_takes(fresh, hf_model):
     """transformers 4.57's DistilBertForSequenceClassification.forward rejects token_type_ids, which the
     BERT tokenizer may return: the cells that call transformers' model must run against such a model,
     with a tokenizer that returns them."""
+
     class WithTokenTypes:
         def __init__(self, tokenizer):
             self.tokenizer = tokenizer
@@ -205,9 +228,15 @@ def test_cells_pass_transformers_only_the_inputs_it_takes(fresh, hf_model):
             return getattr(self.tokenizer, name)
 
     class Strict(type(hf_model)):
-        def forward(self, input_ids=None, attention_mask=None, output_hidden_states=None, output_attentions=None):
-            return super().forward(input_ids=input_ids, attention_mask=attention_mask,
-                                   output_hidden_states=output_hidden_states, output_attentions=output_attentions)
+        def forward(
+            self, input_ids=None, attention_mask=None, output_hidden_states=None, output_attentions=None
+        ):
+            return super().forward(
+                input_ids=input_ids,
+                attention_mask=attention_mask,
+                output_hidden_states=output_hidden_states,
+                output_attentions=output_attentions,
+            )
 
     cells = cell_sources()
     fresh["tokenizer"] = WithTokenTypes(fresh["tokenizer"])
@@ -220,4 +249,3 @@ def test_cells_pass_transformers_only_the_inputs_it_takes(fresh, hf_model):
             exec(cells[cell], fresh)
     finally:
         hf_model.__class__ = original
-

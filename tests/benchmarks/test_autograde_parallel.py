@@ -1,4 +1,5 @@
 """The benchmark's ceiling: what kernels at once gain, from each notebook's cost alone and together."""
+
 from __future__ import annotations
 
 import pytest
@@ -10,8 +11,11 @@ _ceiling = benchmark("autograde_parallel")._ceiling
 
 
 def _run(costs: dict[str, list[float]]) -> list[Outcome]:
-    return [Outcome(f"s{i}", assignment, "graded", "", cost, phases={"worker": cost})
-            for assignment, found in costs.items() for i, cost in enumerate(found)]
+    return [
+        Outcome(f"s{i}", assignment, "graded", "", cost, phases={"worker": cost})
+        for assignment, found in costs.items()
+        for i, cost in enumerate(found)
+    ]
 
 
 def test_a_notebook_that_keeps_every_core_busy_alone_gains_little_from_company():

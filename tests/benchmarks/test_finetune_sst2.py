@@ -4,6 +4,7 @@ The real benchmark needs SST-2 from ``../shared/data/sst2`` (not shipped with th
 test feeds the course's own data instead, which has the same GLUE SST-2 layout, so it runs
 anywhere. 64 training sentences at batch 32 (two steps per loop), 64 dev sentences.
 """
+
 from __future__ import annotations
 
 import json
@@ -30,10 +31,21 @@ def test_default_data_is_the_shared_sst2_beside_the_repository():
 @pytest.mark.notebooks  # trains two tiny loops
 def test_tiny_run_trains_both_loops_and_compares_them(tmp_path):
     out = tmp_path / "result.json"
-    command = [sys.executable, str(SCRIPT), "--data", str(paths.DATA / "sentiment"), "--train-examples", "64",
-               "--dev-examples", "64", "--log-every", "1", "--json", str(out)]
-    done = subprocess.run(command, capture_output=True, text=True, timeout=300, cwd=tmp_path,
-                          env=os.environ)
+    command = [
+        sys.executable,
+        str(SCRIPT),
+        "--data",
+        str(paths.DATA / "sentiment"),
+        "--train-examples",
+        "64",
+        "--dev-examples",
+        "64",
+        "--log-every",
+        "1",
+        "--json",
+        str(out),
+    ]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=300, cwd=tmp_path, env=os.environ)
     assert done.returncode == 0, done.stderr[-3000:]
     assert "throughput ratio (plain loop / Trainer, examples/s)" in done.stdout
     assert "plain loop   step     1/2" in done.stdout and "Trainer      step     2/2" in done.stdout

@@ -3,6 +3,7 @@ class whose every submission of every assignment is submitted, autograded (times
 named, scored, partly graded by a TA, and has its notebook where the grading page opens it. The
 browser half (``measure``) runs in the benchmark; tests/e2e/test_formgrader.py times the same
 pages at 300 submissions."""
+
 from __future__ import annotations
 
 from nbgrader.apps.api import NbGraderAPI
@@ -28,9 +29,13 @@ def test_the_synthetic_class_is_what_nbgrader_lists(released, tmp_path):
     for assignment in course_dir.assignments():
         submissions = api.get_submissions(assignment)
         assert [s["student"] for s in submissions] == students
-        assert all(s["autograded"] and s["submitted"] and s["timestamp"] and s["max_score"] > 0 for s in submissions)
+        assert all(
+            s["autograded"] and s["submitted"] and s["timestamp"] and s["max_score"] > 0 for s in submissions
+        )
         pending += sum(s["needs_manual_grade"] for s in submissions)
         notebooks = api.get_notebook_submissions(assignment, assignment)
-        assert len(notebooks) == 3 and all(nb["index"] is not None for nb in notebooks)  # files in autograded/
+        assert len(notebooks) == 3 and all(
+            nb["index"] is not None for nb in notebooks
+        )  # files in autograded/
     assert 0 < pending < 3 * len(course_dir.assignments())  # some free-text answers wait for a TA, not all
     assert [name for name, _, _ in bench._pages(course)][-1] == "Manage Submissions: 01_attention"

@@ -2,6 +2,7 @@
 through the real writer into a real PostgreSQL gradebook. The grades are right, each submission
 costs a bounded number of SQL statements (a regression to nbgrader's gradebook per step, or a query
 per cell, multiplies them), and the status log grows by one line per submission."""
+
 from __future__ import annotations
 
 import pytest
@@ -24,8 +25,11 @@ def test_the_writer_grades_synthetic_results_into_postgresql_with_few_statements
         made = scale.course(tmp_path / "course", STUDENTS, url)
         found = scale.write_all(made, STUDENTS, progress=False)
         with Gradebook(url) as gb:
-            scores = {(s.student.id, a): (s.code_score, s.max_code_score)
-                      for a in course_dir.assignments() for s in gb.assignment_submissions(a)}
+            scores = {
+                (s.student.id, a): (s.code_score, s.max_code_score)
+                for a in course_dir.assignments()
+                for s in gb.assignment_submissions(a)
+            }
     with capsys.disabled():
         scale.report(found)
     n = STUDENTS * len(course_dir.assignments())

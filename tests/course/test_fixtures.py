@@ -1,5 +1,6 @@
 """Committed fixtures match their manifests, and a missing or tampered fixture fails with a message
 that says how to fix it. (Rebuilding them is tested in tests/staff/authoring/test_fixtures.py.)"""
+
 import shutil
 
 import numpy as np
@@ -15,7 +16,8 @@ def test_committed_fixtures_match_their_manifests():
 def test_no_hidden_name_in_public_manifest():
     public = (paths.fixtures_dir() / "public" / fixtures.MANIFEST).read_text()
     hidden_only = {p.name for p in (paths.fixtures_dir() / "hidden").rglob("*.safetensors")} - {
-        p.name for p in (paths.fixtures_dir() / "public").rglob("*.safetensors")}
+        p.name for p in (paths.fixtures_dir() / "public").rglob("*.safetensors")
+    }
     assert not [name for name in hidden_only if name in public]
 
 

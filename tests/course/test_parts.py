@@ -1,4 +1,5 @@
 """Reference parts in place of the student's while a hidden test runs (course/parts.py)."""
+
 from __future__ import annotations
 
 import pytest
@@ -7,7 +8,7 @@ from course.parts import substituted
 
 
 def _notebook():
-    '''A notebook namespace whose later part calls an earlier one by its global name.'''
+    """A notebook namespace whose later part calls an earlier one by its global name."""
     namespace: dict = {}
     exec("def mask(n):\n    return 'student mask'\n\ndef model(n):\n    return mask(n)\n", namespace)
     return namespace

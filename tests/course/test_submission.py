@@ -2,6 +2,7 @@
 released assignment 1 can go wrong is named in the report, by the cell the student sees and with
 what to do; nothing is run for the static part (the fresh run has its own tests below and in
 tests/e2e/test_submission_check.py)."""
+
 from __future__ import annotations
 
 import copy
@@ -25,7 +26,9 @@ RELEASED = json.loads(course_dir.release_notebook(A).read_text())
 
 
 def at(nb: dict, grade_id: str) -> int:
-    return next(i for i, c in enumerate(nb["cells"]) if c["metadata"].get("nbgrader", {}).get("grade_id") == grade_id)
+    return next(
+        i for i, c in enumerate(nb["cells"]) if c["metadata"].get("nbgrader", {}).get("grade_id") == grade_id
+    )
 
 
 def solved() -> dict:
@@ -34,7 +37,9 @@ def solved() -> dict:
     for cell in nb["cells"]:
         source = "".join(cell["source"])
         if cell["metadata"]["nbgrader"].get("solution"):
-            cell["source"] = source.replace(cell_audit.CODE_STUB, "return None").replace(cell_audit.TEXT_STUB, "An answer.")
+            cell["source"] = source.replace(cell_audit.CODE_STUB, "return None").replace(
+                cell_audit.TEXT_STUB, "An answer."
+            )
     return nb
 
 
@@ -54,7 +59,9 @@ def test_an_untouched_solved_notebook_has_no_problem_and_the_static_part_is_inst
 
 
 def test_the_released_stubs_are_listed_by_exercise():
-    found = cell_audit.stubs(RELEASED | {"cells": [dict(c, source="".join(c["source"])) for c in RELEASED["cells"]]})
+    found = cell_audit.stubs(
+        RELEASED | {"cells": [dict(c, source="".join(c["source"])) for c in RELEASED["cells"]]}
+    )
     softmax = next(s for s in found if s.startswith("cell 5, your answer `softmax` in “1. Softmax”: line "))
     line = int(softmax.split(": line ")[1].split()[0])
     released = "".join(RELEASED["cells"][4]["source"]).splitlines()
@@ -67,7 +74,10 @@ def test_a_deleted_test_cell_is_named(tmp_path):
     nb = solved()
     del nb["cells"][at(nb, "test_softmax_hidden")]
     text = report_of(tmp_path, nb)
-    assert "the hidden-test cell of “1. Softmax” (empty in your copy: the tests are added at grading) is missing" in text
+    assert (
+        "the hidden-test cell of “1. Softmax” (empty in your copy: the tests are added at grading) is missing"
+        in text
+    )
     assert "copy the cell back from a fresh copy of the released notebook" in text
 
 
@@ -76,7 +86,10 @@ def test_a_duplicated_answer_cell_is_named(tmp_path):
     index = at(nb, "softmax")
     nb["cells"].insert(index + 1, copy.deepcopy(nb["cells"][index]))
     text = report_of(tmp_path, nb)
-    assert f"cell {index + 1} is a second copy of your answer `softmax` in “1. Softmax” (same grade id `softmax` as cell {index + 2})" in text
+    assert (
+        f"cell {index + 1} is a second copy of your answer `softmax` in “1. Softmax” (same grade id `softmax` as cell {index + 2})"
+        in text
+    )
 
 
 def test_an_answer_pasted_over_another_is_named_twice(tmp_path):
@@ -91,7 +104,10 @@ def test_a_renamed_grade_id_is_named(tmp_path):
     nb = solved()
     nb["cells"][at(nb, "test_pe_visible")]["metadata"]["nbgrader"]["grade_id"] = "my_check"
     text = report_of(tmp_path, nb)
-    assert "the visible check of “4. Positional encoding”, has grade id `my_check` instead of `test_pe_visible`" in text
+    assert (
+        "the visible check of “4. Positional encoding”, has grade id `my_check` instead of `test_pe_visible`"
+        in text
+    )
 
 
 def test_an_edited_read_only_cell_is_named(tmp_path):
@@ -101,8 +117,10 @@ def test_an_edited_read_only_cell_is_named(tmp_path):
     text = report_of(tmp_path, nb)
     # A note, not a thing to fix: the grader puts the released cell back (a mid-term re-release
     # changes read-only cells in every student's copy).
-    assert ("! cell 6, the visible check of “1. Softmax”, differs from the release (edited, or from an earlier "
-            "release): it is read-only and the grader uses the released version, so nothing to fix") in text
+    assert (
+        "! cell 6, the visible check of “1. Softmax”, differs from the release (edited, or from an earlier "
+        "release): it is read-only and the grader uses the released version, so nothing to fix"
+    ) in text
     assert "1 read-only cell(s) differ from the release (restored at grading)" in text
     assert "6 thing(s) above to fix" in text  # the six visible checks not run: the edit is not one
 
@@ -112,8 +130,10 @@ def test_stripped_metadata_is_named(tmp_path):
     index = at(nb, "self_attention")
     nb["cells"][index]["metadata"].pop("nbgrader")
     text = report_of(tmp_path, nb)
-    assert (f"cell {index + 1}, your answer `apply_self_attention` in “2. Scaled dot-product self-attention”, "
-            f"lost its nbgrader metadata") in text
+    assert (
+        f"cell {index + 1}, your answer `apply_self_attention` in “2. Scaled dot-product self-attention”, "
+        f"lost its nbgrader metadata"
+    ) in text
 
 
 def test_a_failing_visible_check_in_the_saved_outputs_is_named_with_its_message(tmp_path):
@@ -122,12 +142,20 @@ def test_a_failing_visible_check_in_the_saved_outputs_is_named_with_its_message(
         if cell_audit.is_visible_check(dict(cell, source="".join(cell["source"]))):
             cell["execution_count"] = 1
     failing = nb["cells"][at(nb, "test_mask_visible")]
-    failing["outputs"] = [{"output_type": "error", "ename": "AssertionError", "traceback": [],
-                           "evalue": "\x1b[0;31mcausal_mask(4): differs at [0, 1]: got True, expected False"}]
+    failing["outputs"] = [
+        {
+            "output_type": "error",
+            "ename": "AssertionError",
+            "traceback": [],
+            "evalue": "\x1b[0;31mcausal_mask(4): differs at [0, 1]: got True, expected False",
+        }
+    ]
     text = report_of(tmp_path, nb)
     assert "Visible checks as saved (their outputs in the file): 5 of 6 passed" in text
-    assert ("✗ cell 32, the visible check of “6. Causal mask”: failed: AssertionError: causal_mask(4): differs "
-            "at [0, 1]: got True, expected False") in text
+    assert (
+        "✗ cell 32, the visible check of “6. Causal mask”: failed: AssertionError: causal_mask(4): differs "
+        "at [0, 1]: got True, expected False"
+    ) in text
     assert "✓ cell 6, the visible check of “1. Softmax”: passed" in text
 
 
@@ -138,7 +166,10 @@ def test_without_a_released_copy_nbgraders_checksums_still_catch_an_edit():
     assert all(cell_audit.checksum(c) == compute_checksum(nbformat.from_dict(c)) for c in nb["cells"])
     nb["cells"][at(nb, "plot_pe")]["source"] += "\nprint('mine')"
     audit = cell_audit.audit(nb, None)
-    assert any("the read-only code cell “# Look at it: a few dimensions" in p and "was edited" in p for p in audit.restored)
+    assert any(
+        "the read-only code cell “# Look at it: a few dimensions" in p and "was edited" in p
+        for p in audit.restored
+    )
     assert audit.problems == []
     assert "cannot be seen" in audit.notes[0]
 
@@ -176,7 +207,10 @@ def test_a_file_saved_before_the_last_runs_is_named(tmp_path, monkeypatch):
         cell["execution_count"] = count + 1
     monkeypatch.setattr(submission, "_kernel_count", lambda: 40)  # this cell is [39]: the last run was [38]
     text = report_of(tmp_path, nb)
-    assert f"is older than your last runs (it holds runs up to [{len(code)}], this kernel has run up to [38])" in text
+    assert (
+        f"is older than your last runs (it holds runs up to [{len(code)}], this kernel has run up to [38])"
+        in text
+    )
     monkeypatch.setattr(submission, "_kernel_count", lambda: len(code) + 2)  # saved right after the last run
     assert "older than your last runs" not in report_of(tmp_path, nb)
 
@@ -187,7 +221,8 @@ def test_on_colab_the_open_notebook_is_asked_for_and_a_colab_save_compares_clean
     (bundle / "README.md").write_text("bundle")
     colab.stand_in(tmp_path / "colab", bundle)
     spec = importlib.util.spec_from_file_location(
-        "google.colab._message", tmp_path / "colab" / "fake-colab" / "google" / "colab" / "_message.py")
+        "google.colab._message", tmp_path / "colab" / "fake-colab" / "google" / "colab" / "_message.py"
+    )
     message = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(message)
     monkeypatch.setitem(sys.modules, "google.colab", types.SimpleNamespace(_message=message))
@@ -230,18 +265,34 @@ def test_the_cell_passes_the_graders_integrity_scan():
 @pytest.mark.notebooks
 def test_the_fresh_run_names_the_first_error_and_a_cell_over_the_limit(monkeypatch):
     monkeypatch.setenv("CELL_TIMEOUT", "2")
-    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(s) for s in (
-        "import os, sys, time\nassert os.environ['NBGRADER_EXECUTION'] == 'autograde'\n"
-        "sys.path.insert(0, 'transformers-course')  # as the setup cell finds the course files",
-        "from course import submission\n" + 'submission.check("01_attention")',  # the copy's own last cell
-        "print(undefined_name)", "time.sleep(60)", "print('never')")])
+    nb = nbformat.v4.new_notebook(
+        cells=[
+            nbformat.v4.new_code_cell(s)
+            for s in (
+                "import os, sys, time\nassert os.environ['NBGRADER_EXECUTION'] == 'autograde'\n"
+                "sys.path.insert(0, 'transformers-course')  # as the setup cell finds the course files",
+                "from course import submission\n"
+                + 'submission.check("01_attention")',  # the copy's own last cell
+                "print(undefined_name)",
+                "time.sleep(60)",
+                "print('never')",
+            )
+        ]
+    )
     # The kernel's own view of its sockets: ZMQ ipc files, no TCP port (and no warning about one)
-    nb.cells.insert(1, nbformat.v4.new_code_cell("from ipykernel.kernelapp import IPKernelApp\n"
-                                                 "print(IPKernelApp.instance().transport)"))
+    nb.cells.insert(
+        1,
+        nbformat.v4.new_code_cell(
+            "from ipykernel.kernelapp import IPKernelApp\nprint(IPKernelApp.instance().transport)"
+        ),
+    )
     ran = fresh_run.run(nb, progress=False)
     assert ran.nb.cells[1].outputs[0].text == "ipc\n"
     del ran.nb.cells[1]
-    assert ran.nb.cells[1].outputs[0].text == "submission check: skipped (this notebook is being run by nbgrader)\n"
+    assert (
+        ran.nb.cells[1].outputs[0].text
+        == "submission check: skipped (this notebook is being run by nbgrader)\n"
+    )
     assert ran.first_error()[:2] == (2, "NameError")
     assert ran.stopped == "cell 5 was still running when the per-cell limit (2 s) ran out"
     assert ran.cells_run == 4 and ran.seconds < 30

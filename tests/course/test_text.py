@@ -1,4 +1,5 @@
 """Assignment 5's corpus and GPT-2 reference (course/text.py, course/gpt.py)."""
+
 from __future__ import annotations
 
 import pytest
@@ -29,7 +30,7 @@ def test_reference_gpt2_is_offline_reproducible_and_leaves_the_seed_alone():
     # GPT-2's Conv1D weights are (in, out): the notebook's nn.Linear layers get them transposed.
     assert weights["blocks.0.qkv.weight"].shape == (3 * 48, 48)
     assert gpt.sizes_of(first) == dict(vocab_size=30, n_positions=64, d_model=48, n_heads=4, n_layers=1)
-    assert first.config.eos_token_id is None   # greedy generate() never stops early
+    assert first.config.eos_token_id is None  # greedy generate() never stops early
 
 
 def test_the_hub_model_is_refused_offline_with_the_fix(monkeypatch):

@@ -5,17 +5,17 @@ negative control that shows the browser check can see the problem at all).
 
 Chromium is installed by `make system-packages` (which `make test` runs), never by a test: where
 it is missing these tests skip and say so."""
+
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
-from support import HEADS, LAYERS, N, SENTENCE_B_START, TOKENS, Dom
 
 from course import attention_views
+from support import HEADS, LAYERS, SENTENCE_B_START, TOKENS, Dom, N
 
 pytestmark = pytest.mark.notebooks
-
 
 
 def _render(browser, page: Path) -> tuple[str, list[str]]:
@@ -25,7 +25,9 @@ def _render(browser, page: Path) -> tuple[str, list[str]]:
     console: list[str] = []
     tab.on("console", lambda m: console.append(f"{'Error: ' if m.type == 'error' else ''}{m.text}"))
     tab.on("pageerror", lambda error: console.append(f"Uncaught {error}"))
-    tab.route("**/*", lambda route: route.continue_() if route.request.url.startswith("file:") else route.abort())
+    tab.route(
+        "**/*", lambda route: route.continue_() if route.request.url.startswith("file:") else route.abort()
+    )
     try:
         tab.goto(page.as_uri())
         tab.wait_for_load_state("load")
@@ -69,8 +71,10 @@ def test_model_view_draws_offline_in_chromium(attention, browser, tmp_path):
 
 def test_two_offline_views_share_a_page(attention, browser, tmp_path):
     """As in a notebook: the second view finds require.js, d3 and jquery already defined."""
-    views = [attention_views.head_view(attention, TOKENS, offline=True),
-             attention_views.model_view(attention, TOKENS, offline=True)]
+    views = [
+        attention_views.head_view(attention, TOKENS, offline=True),
+        attention_views.model_view(attention, TOKENS, offline=True),
+    ]
     page = attention_views.save_html("\n".join(v.data for v in views), tmp_path / "both.html")
     dom, console = _render(browser, page)
     assert not [line for line in console if "Uncaught" in line or "Error" in line], console

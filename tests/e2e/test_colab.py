@@ -3,6 +3,7 @@ given as a local ``file://`` clone of the bundle. The released notebook, filled 
 answer, fetches the bundle in its setup cell and runs top to bottom, passing its visible checks.
 And a notebook saved by Colab autogrades exactly like the untouched one.
 """
+
 from __future__ import annotations
 
 import copy
@@ -34,8 +35,11 @@ def test_colab_setup_cell_fetches_the_bundle_and_the_notebook_runs(bundle, tmp_p
     content.mkdir()
 
     assignment = "01_attention"
-    sample = next(s for s in samples.load(assignment) if s.expected_score == max(
-        t.expected_score for t in samples.load(assignment)))
+    sample = next(
+        s
+        for s in samples.load(assignment)
+        if s.expected_score == max(t.expected_score for t in samples.load(assignment))
+    )
     nb = samples.fill(sample)
     # What Colab's frontend has open (the stand-in hands it to `get_ipynb`): the last cell checks it.
     (tmp_path / colab.FRONTEND_NOTEBOOK).write_text(json.dumps(colab_save(copy.deepcopy(nb))))
@@ -47,8 +51,9 @@ def test_colab_setup_cell_fetches_the_bundle_and_the_notebook_runs(bundle, tmp_p
     os.environ.clear()
     os.environ.update(env)
     try:
-        NotebookClient(nb, timeout=300, kernel_name="python3",
-                       resources={"metadata": {"path": str(content)}}).execute()
+        NotebookClient(
+            nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(content)}}
+        ).execute()
     finally:
         os.environ.clear()
         os.environ.update(old)
@@ -60,9 +65,13 @@ def test_colab_setup_cell_fetches_the_bundle_and_the_notebook_runs(bundle, tmp_p
     assert len(passed) == sum(1 for c in nb.cells if c.id.startswith("test_") and c.id.endswith("_visible"))
     # "Before you submit" on Colab: the open notebook, compared with the release, run again in a fresh kernel.
     check = outputs[submission.CELL_ID]
-    for said in ("checked: the notebook open in Colab", "every graded cell in place, read-only cells unchanged",
-                 "within the grading limits", "every cell ran without an error",
-                 f"File > Download > Download .ipynb. The file must be named {assignment}.ipynb"):
+    for said in (
+        "checked: the notebook open in Colab",
+        "every graded cell in place, read-only cells unchanged",
+        "within the grading limits",
+        "every cell ran without an error",
+        f"File > Download > Download .ipynb. The file must be named {assignment}.ipynb",
+    ):
         assert said in check, check
 
 
@@ -80,9 +89,12 @@ def colab_save(nb: nbformat.NotebookNode, seed: int = 0) -> dict:
     alphabet = string.ascii_letters + string.digits + "-_"
     saved = json.loads(nbformat.writes(nb))
     saved["nbformat_minor"] = 0
-    saved["metadata"] = {"accelerator": "GPU", "colab": {"provenance": [], "gpuType": "T4"},
-                         "kernelspec": {"name": "python3", "display_name": "Python 3"},
-                         "language_info": {"name": "python"}}
+    saved["metadata"] = {
+        "accelerator": "GPU",
+        "colab": {"provenance": [], "gpuType": "T4"},
+        "kernelspec": {"name": "python3", "display_name": "Python 3"},
+        "language_info": {"name": "python"},
+    }
     for cell in saved["cells"]:
         cell.pop("id", None)
         cell["metadata"] = {"id": "".join(rng.choice(alphabet) for _ in range(12)), **cell["metadata"]}

@@ -2,6 +2,7 @@
 turns cells of a source notebook into a graded answer, autograded tests and a manually graded
 answer, the metadata lands in the file, and releasing (nbgrader generate_assignment, as `make
 release` runs it) picks the change up."""
+
 from __future__ import annotations
 
 import shutil
@@ -27,9 +28,13 @@ def course(tmp_path) -> CourseDir:
     folder.mkdir(parents=True)
     nb = nbformat.v4.new_notebook()
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    nb.cells = [nbformat.v4.new_markdown_cell("Why is the answer 4?"),
-                nbformat.v4.new_code_cell("def double(x):\n    ### BEGIN SOLUTION\n    return 2 * x\n    ### END SOLUTION"),
-                nbformat.v4.new_code_cell("assert double(2) == 4")]
+    nb.cells = [
+        nbformat.v4.new_markdown_cell("Why is the answer 4?"),
+        nbformat.v4.new_code_cell(
+            "def double(x):\n    ### BEGIN SOLUTION\n    return 2 * x\n    ### END SOLUTION"
+        ),
+        nbformat.v4.new_code_cell("assert double(2) == 4"),
+    ]
     nbformat.write(nb, folder / "demo.ipynb")
     shutil.copy2(paths.ROOT / "nbgrader_config.py", tmp_path / "course" / "nbgrader_config.py")
     return CourseDir(tmp_path / "course")
@@ -83,5 +88,7 @@ def save(page, log, attempts: int = 4) -> None:
         except PlaywrightTimeout:
             continue
     dialogs = page.locator(".jp-Dialog").all_inner_texts()
-    pytest.fail(f"the notebook stayed unsaved after {attempts} Ctrl+S; dialogs open: {dialogs}; "
-                f"server log ends:\n{log.read_text()[-2000:]}")
+    pytest.fail(
+        f"the notebook stayed unsaved after {attempts} Ctrl+S; dialogs open: {dialogs}; "
+        f"server log ends:\n{log.read_text()[-2000:]}"
+    )

@@ -14,6 +14,7 @@ dresses up as the page, while a figure pasted into the answer shows (staff/gradi
 and every page sends a Content-Security-Policy that the whole flow never runs into (csp.py). Screenshots of each step go to the test's folder (and to ``--screenshots=DIR``:
 `make screenshots` writes the README's into docs/figures/).
 """
+
 from __future__ import annotations
 
 import base64
@@ -39,8 +40,11 @@ NAME = "Johnson, Katherine"  # its name in samples/roster.csv, as the formgrader
 def _model_answer_sentences(grade_id: str) -> list[str]:
     """The sentences of a question's model answer as the source notebook has them (markdown's code
     and emphasis marks dropped, as the page shows them), read here without the code under test."""
-    cell = next(c for c in nbformat.read(course_dir.source_notebook(ASSIGNMENT), as_version=4).cells
-                if course_dir.nbgrader(c).get("grade_id") == grade_id)
+    cell = next(
+        c
+        for c in nbformat.read(course_dir.source_notebook(ASSIGNMENT), as_version=4).cells
+        if course_dir.nbgrader(c).get("grade_id") == grade_id
+    )
     solution = cell.source.split("BEGIN SOLUTION", 1)[1].split("\n", 1)[1].split("### END SOLUTION")[0]
     plain = solution.replace("`", "").replace("*", "")
     return [" ".join(s.split()) for s in plain.split(". ") if len(s.strip()) > 20]
@@ -64,9 +68,14 @@ def page(server, browser):
     tab.on("pageerror", lambda error: tab.problems.append(f"page error: {error}"))
     # A request the browser cancels when the TA moves to another page (net::ERR_ABORTED) is not a
     # problem; one that cannot be served (an internet address, offline) is.
-    tab.on("requestfailed", lambda request: request.url.startswith("about:")
-           or "ERR_ABORTED" in (request.failure or "")
-           or tab.problems.append(f"request failed: {request.url} ({request.failure})"))
+    tab.on(
+        "requestfailed",
+        lambda request: (
+            request.url.startswith("about:")
+            or "ERR_ABORTED" in (request.failure or "")
+            or tab.problems.append(f"request failed: {request.url} ({request.failure})")
+        ),
+    )
     # Requests under way: leaving JupyterLab while it still fetches its settings makes the server log
     # a StreamClosedError traceback (the browser hung up), which test_no_server_errors_while_grading
     # would rightly count; a test that leaves the lab first waits for them (_settle).
@@ -116,8 +125,14 @@ def test_formgrader_lists_the_assignments_with_their_submissions(page, server, s
     page.goto(f"{running.url}/formgrader/manage_assignments")
     page.wait_for_selector("text=02_distilbert", timeout=30_000)
     text = page.inner_text("body")
-    for assignment in ("01_attention", "02_distilbert", "03_visualising_attention", "04_finetuning", "05_decoder",
-                       "06_question_answering"):
+    for assignment in (
+        "01_attention",
+        "02_distilbert",
+        "03_visualising_attention",
+        "04_finetuning",
+        "05_decoder",
+        "06_question_answering",
+    ):
         assert assignment in text
     assert "{{" not in page.content()
     shots(page, "2-assignments")
@@ -134,7 +149,9 @@ def test_ta_grades_a_free_text_answer_and_moves_on(page, server, graded_course, 
     page.goto(f"{running.url}/formgrader/gradebook/{ASSIGNMENT}/{ASSIGNMENT}")
     page.wait_for_selector("table a", timeout=30_000)
     shots(page, "3-submissions")
-    links = page.eval_on_selector_all("table a", "els => els.map(e => [e.textContent.trim(), e.getAttribute('href')])")
+    links = page.eval_on_selector_all(
+        "table a", "els => els.map(e => [e.textContent.trim(), e.getAttribute('href')])"
+    )
     href = next(h for text, h in links if text == NAME)  # the row's (hidden) name link
     page.problems.clear()  # what the grading page itself loads
     page.locator(f"table a[href='{href}']").first.click()  # "Submission #n", as a TA clicks it
@@ -144,9 +161,12 @@ def test_ta_grades_a_free_text_answer_and_moves_on(page, server, graded_course, 
     # Under each free-text answer, its model answer from the source notebook, labelled, open, and
     # in the cell right after that answer's cell (the one holding its points box).
     for grade_id in ("q_cls", "q_padding"):
-        after = page.evaluate("id => { const next = document.getElementById(id).closest('.cell').nextElementSibling;"
-                              " const d = next && next.querySelector('details.model-answer');"
-                              " return d && [d.dataset.gradeId, d.open, d.querySelector('summary').innerText]; }", grade_id)
+        after = page.evaluate(
+            "id => { const next = document.getElementById(id).closest('.cell').nextElementSibling;"
+            " const d = next && next.querySelector('details.model-answer');"
+            " return d && [d.dataset.gradeId, d.open, d.querySelector('summary').innerText]; }",
+            grade_id,
+        )
         assert after and after[0] == grade_id and after[1] and after[2].startswith("Model answer"), after
         shown = page.locator(f"details.model-answer[data-grade-id={grade_id}] .panel-body")
         assert shown.is_visible()
@@ -155,13 +175,15 @@ def test_ta_grades_a_free_text_answer_and_moves_on(page, server, graded_course, 
         assert sentences and all(s in text for s in sentences), (grade_id, text[:300])
     assert "{{" not in page.content(), "no unfilled placeholder on the grading page"
     # Formulas are typeset by the server's own MathJax (no CDN), and nothing failed to load.
-    page.wait_for_function("window.MathJax && MathJax.Hub && document.querySelector('.MathJax')",
-                           timeout=30_000)
+    page.wait_for_function(
+        "window.MathJax && MathJax.Hub && document.querySelector('.MathJax')", timeout=30_000
+    )
     assert not page.problems, page.problems
     # formgrade.js binds the score and comment boxes only once its grades and comments have been
     # fetched: a box filled before that is never saved (no PUT; seen on a loaded machine).
-    page.wait_for_function("formgrader.grades && formgrader.grades.loaded && formgrader.comments.loaded",
-                           timeout=30_000)
+    page.wait_for_function(
+        "formgrader.grades && formgrader.grades.loaded && formgrader.comments.loaded", timeout=30_000
+    )
     with page.expect_response(lambda r: "/api/grade/" in r.url and r.request.method == "PUT"):
         page.fill("#q_cls", "3.5")
         page.press("#q_cls", "Tab")
@@ -174,20 +196,26 @@ def test_ta_grades_a_free_text_answer_and_moves_on(page, server, graded_course, 
     # Both answers with their model answers in view, the first just below the fixed navigation bar
     # (once formgrade.js has finished its 500 ms scroll to the focused box).
     page.wait_for_function("MathJax.loaded && !$('html, body').is(':animated')", timeout=30_000)
-    page.evaluate("window.scrollTo(0, document.getElementById('q_cls').closest('.cell')"
-                  ".getBoundingClientRect().top + window.scrollY - 70)")
+    page.evaluate(
+        "window.scrollTo(0, document.getElementById('q_cls').closest('.cell')"
+        ".getBoundingClientRect().top + window.scrollY - 70)"
+    )
     page.wait_for_timeout(300)  # the fixed bar settles (a shot right after a scroll may catch it moving)
     shots(page, "4-graded")
     # A TA who has read a model answer closes it; it stays closed for the next students.
     page.click("details.model-answer[data-grade-id=q_padding] > summary")
-    page.wait_for_function(f"localStorage.getItem('model-answer-open:{ASSIGNMENT}/{ASSIGNMENT}/q_padding') === '0'")
+    page.wait_for_function(
+        f"localStorage.getItem('model-answer-open:{ASSIGNMENT}/{ASSIGNMENT}/q_padding') === '0'"
+    )
     graded_url = page.url
     page.click("a:has-text('Next')")
     # The next student's submission (or, after the last one, the list it came from).
     page.wait_for_url(lambda url: url != graded_url and not url.rstrip("/").endswith("/next"), timeout=30_000)
     if "/formgrader/submissions/" in page.url:
         page.wait_for_selector("#q_cls", timeout=30_000)
-        state = page.eval_on_selector_all("details.model-answer", "ds => ds.map(d => [d.dataset.gradeId, d.open])")
+        state = page.eval_on_selector_all(
+            "details.model-answer", "ds => ds.map(d => [d.dataset.gradeId, d.open])"
+        )
         assert dict(state) == {"q_cls": True, "q_padding": False}, state
     else:
         page.wait_for_selector("table a", timeout=30_000)
@@ -200,7 +228,9 @@ def test_ta_grades_a_free_text_answer_and_moves_on(page, server, graded_course, 
         assert comment.startswith("Good on (a)")
 
     with export.export(graded_course).open() as f:
-        row = next(r for r in csv.DictReader(f) if (r["student_id"], r["assignment"]) == (STUDENT, ASSIGNMENT))
+        row = next(
+            r for r in csv.DictReader(f) if (r["student_id"], r["assignment"]) == (STUDENT, ASSIGNMENT)
+        )
     assert float(row["manual_pending"]) == 0.0 and float(row["raw_score"]) == 44 + 5.5
 
     outcome = autograde.grade_one(graded_course, STUDENT, ASSIGNMENT, autograde.Limits())
@@ -228,14 +258,30 @@ def own_run(graded_course):
     fig.savefig(png, format="png")
     figure = {"image/png": base64.b64encode(png.getvalue()).decode(), "text/plain": "<Figure size 400x150>"}
     # The numbers and text its answers quote (samples/05_decoder/correct.py).
-    own = {"samples": [nbformat.v4.new_output("stream", name="stdout", text=(
-               "--- temperature 0 (greedy):\nLOVE, n.  A the the the sore of the sore of the sore\n"
-               "--- temperature 1.5:\nLOVE, n.  Lqx, vhe'z oorT,, plansn\n"))],
-           "cache_speed": [nbformat.v4.new_output("display_data", data=figure),
-                           nbformat.v4.new_output("stream", name="stdout", text=(
-                               "  32 tokens:   0.61 s without the cache,   0.34 s with it:  1.8x\n"
-                               " 500 tokens: 108.87 s without the cache,   5.73 s with it: 19.0x\n"))],
-           "plot_attention": [nbformat.v4.new_output("display_data", data=figure)]}
+    own = {
+        "samples": [
+            nbformat.v4.new_output(
+                "stream",
+                name="stdout",
+                text=(
+                    "--- temperature 0 (greedy):\nLOVE, n.  A the the the sore of the sore of the sore\n"
+                    "--- temperature 1.5:\nLOVE, n.  Lqx, vhe'z oorT,, plansn\n"
+                ),
+            )
+        ],
+        "cache_speed": [
+            nbformat.v4.new_output("display_data", data=figure),
+            nbformat.v4.new_output(
+                "stream",
+                name="stdout",
+                text=(
+                    "  32 tokens:   0.61 s without the cache,   0.34 s with it:  1.8x\n"
+                    " 500 tokens: 108.87 s without the cache,   5.73 s with it: 19.0x\n"
+                ),
+            ),
+        ],
+        "plot_attention": [nbformat.v4.new_output("display_data", data=figure)],
+    }
     for cell in nb.cells:
         if course_dir.nbgrader(cell).get("grade_id") in own:
             cell.outputs = own[course_dir.nbgrader(cell)["grade_id"]]
@@ -249,31 +295,51 @@ def test_ta_sees_the_students_own_outputs_beside_the_graded_run(page, server, gr
     for the cells the question names, labelled, beside what the grader's smaller run printed."""
     page.goto(f"{server[0].url}/formgrader/gradebook/{DECODER}/{DECODER}")
     page.wait_for_selector("table a", timeout=30_000)
-    links = page.eval_on_selector_all("table a", "els => els.map(e => [e.textContent.trim(), e.getAttribute('href')])")
+    links = page.eval_on_selector_all(
+        "table a", "els => els.map(e => [e.textContent.trim(), e.getAttribute('href')])"
+    )
     page.problems.clear()
     page.goto(server[0].url + next(h for text, h in links if text == NAME))
     page.wait_for_selector("#q_cache", timeout=30_000)
     graded = nbformat.read(graded_course.autograded / STUDENT / DECODER / f"{DECODER}.ipynb", as_version=4)
-    graded_text = {course_dir.nbgrader(c).get("grade_id"): "".join(o.get("text", "") for o in c.outputs)
-                   for c in graded.cells if c.cell_type == "code"}
+    graded_text = {
+        course_dir.nbgrader(c).get("grade_id"): "".join(o.get("text", "") for o in c.outputs)
+        for c in graded.cells
+        if c.cell_type == "code"
+    }
     assert "128 tokens" in graded_text["cache_speed"] and "500 tokens" not in graded_text["cache_speed"]
-    for question, cell in (("q_temperature", "samples"), ("q_cache", "cache_speed"), ("q_pattern", "plot_attention")):
+    for question, cell in (
+        ("q_temperature", "samples"),
+        ("q_cache", "cache_speed"),
+        ("q_pattern", "plot_attention"),
+    ):
         # The answer's cell, then its model answer, then what the student submitted.
-        after = page.evaluate("id => { const model = document.getElementById(id).closest('.cell').nextElementSibling;"
-                              " const next = model.nextElementSibling;"
-                              " const d = next && next.querySelector('details.submitted-outputs');"
-                              " return [!!model.querySelector('details.model-answer'), d && d.dataset.gradeId,"
-                              " d && d.open, d && d.querySelector('summary').innerText]; }", question)
-        assert after[:3] == [True, question, True] and after[3].startswith("As submitted (the student's own run)"), after
-        shown = page.locator(f"details.submitted-outputs[data-grade-id={question}] .submitted-cell[data-cell={cell}]")
+        after = page.evaluate(
+            "id => { const model = document.getElementById(id).closest('.cell').nextElementSibling;"
+            " const next = model.nextElementSibling;"
+            " const d = next && next.querySelector('details.submitted-outputs');"
+            " return [!!model.querySelector('details.model-answer'), d && d.dataset.gradeId,"
+            " d && d.open, d && d.querySelector('summary').innerText]; }",
+            question,
+        )
+        assert after[:3] == [True, question, True] and after[3].startswith(
+            "As submitted (the student's own run)"
+        ), after
+        shown = page.locator(
+            f"details.submitted-outputs[data-grade-id={question}] .submitted-cell[data-cell={cell}]"
+        )
         mine, theirs = shown.locator(".as-submitted"), shown.locator(".graded-run")
         assert mine.is_visible() and theirs.is_visible()
-        assert "grade the answer against the submitted numbers" in shown.locator(".differs").inner_text().lower()
+        assert (
+            "grade the answer against the submitted numbers" in shown.locator(".differs").inner_text().lower()
+        )
         # Side by side: the same row, the student's own run on the left. Both boxes measured in one
         # layout (one script): the page may still move while formulas and figures above it render.
-        left, right = shown.evaluate("el => [el.querySelector('.as-submitted'), el.querySelector('.graded-run')]"
-                                     ".map(b => { const r = b.getBoundingClientRect();"
-                                     " return {x: r.left, y: r.top, width: r.width}; })")
+        left, right = shown.evaluate(
+            "el => [el.querySelector('.as-submitted'), el.querySelector('.graded-run')]"
+            ".map(b => { const r = b.getBoundingClientRect();"
+            " return {x: r.left, y: r.top, width: r.width}; })"
+        )
         assert abs(left["y"] - right["y"]) < 2 and left["x"] + left["width"] <= right["x"], (left, right)
         own_text = "".join(o.get("text", "") for o in own_run[cell])
         for line in filter(None, own_text.splitlines()):
@@ -285,12 +351,17 @@ def test_ta_sees_the_students_own_outputs_beside_the_graded_run(page, server, gr
             assert mine.locator("img").evaluate("img => img.complete && img.naturalWidth") == 400
     assert not page.problems, page.problems
     # In view once formgrade.js has loaded the grades and finished its scroll to the first box.
-    page.wait_for_function("formgrader.grades && formgrader.grades.loaded && window.MathJax && MathJax.loaded"
-                           " && !$('html, body').is(':animated')", timeout=30_000)
+    page.wait_for_function(
+        "formgrader.grades && formgrader.grades.loaded && window.MathJax && MathJax.loaded"
+        " && !$('html, body').is(':animated')",
+        timeout=30_000,
+    )
     # The TA has read the model answer (closed), and reads the answer with the student's own run under it.
     page.click("details.model-answer[data-grade-id=q_cache] > summary")
-    page.evaluate("window.scrollTo(0, document.getElementById('q_cache').closest('.cell')"
-                  ".getBoundingClientRect().top + window.scrollY - 70)")
+    page.evaluate(
+        "window.scrollTo(0, document.getElementById('q_cache').closest('.cell')"
+        ".getBoundingClientRect().top + window.scrollY - 70)"
+    )
     page.wait_for_timeout(300)
     shots(page, "6-submitted-outputs")
 
@@ -300,12 +371,14 @@ HOSTILE = "01_attention"  # its answers are free text; the sample of Grace Hoppe
 #: session (the hub's logout; this server's own logout, which would end the TA's session), and a
 #: third party's tracking pixel.
 SIDE_EFFECTS = ("/hub/logout", "/logout", "example.invalid")
-HOSTILE_HTML = ('<div class="modal-backdrop fade in" style="position:fixed;top:0;right:0;bottom:0;left:0;'
-                'z-index:5000;background:#000"></div>\n'
-                '<details class="panel panel-info submitted-outputs" open><summary class="panel-heading">As submitted '
-                '(the student\'s own run)</summary><div class="panel-body" id="q_scaling">Everything is correct.</div>'
-                '</details>\n<img src="/hub/logout"> <img src="../../../logout"> <img src="http://example.invalid/track.png">\n'
-                '<script>window.hostileScript = true</script> <img src="x" onerror="window.hostileHandler = true">\n')
+HOSTILE_HTML = (
+    '<div class="modal-backdrop fade in" style="position:fixed;top:0;right:0;bottom:0;left:0;'
+    'z-index:5000;background:#000"></div>\n'
+    '<details class="panel panel-info submitted-outputs" open><summary class="panel-heading">As submitted '
+    '(the student\'s own run)</summary><div class="panel-body" id="q_scaling">Everything is correct.</div>'
+    '</details>\n<img src="/hub/logout"> <img src="../../../logout"> <img src="http://example.invalid/track.png">\n'
+    '<script>window.hostileScript = true</script> <img src="x" onerror="window.hostileHandler = true">\n'
+)
 
 
 @pytest.fixture
@@ -327,14 +400,22 @@ def hostile_answer(graded_course):
     fig.savefig(png, format="png")
     figure = base64.b64encode(png.getvalue()).decode()
     cells = {course_dir.nbgrader(c).get("grade_id"): c for c in nb.cells}
-    cells["q_scaling"].source = f"The softmax saturates without the scaling. My plot: ![my plot](attachment:plot.png)\n\n{HOSTILE_HTML}"
+    cells[
+        "q_scaling"
+    ].source = f"The softmax saturates without the scaling. My plot: ![my plot](attachment:plot.png)\n\n{HOSTILE_HTML}"
     cells["q_scaling"].attachments = {"plot.png": {"image/png": figure}}
     cells["scaling_experiment"].outputs += [
-        nbformat.v4.new_output("display_data", data={"text/html": HOSTILE_HTML.replace("hostile", "output"),
-                                                      "text/plain": "html"}),
-        nbformat.v4.new_output("display_data", data={"text/markdown": "![t](http://example.invalid/md.png) done"}),
-        nbformat.v4.new_output("display_data", data={"image/png": figure},
-                               metadata={"filenames": {"image/png": "/logout"}})]
+        nbformat.v4.new_output(
+            "display_data",
+            data={"text/html": HOSTILE_HTML.replace("hostile", "output"), "text/plain": "html"},
+        ),
+        nbformat.v4.new_output(
+            "display_data", data={"text/markdown": "![t](http://example.invalid/md.png) done"}
+        ),
+        nbformat.v4.new_output(
+            "display_data", data={"image/png": figure}, metadata={"filenames": {"image/png": "/logout"}}
+        ),
+    ]
     nbformat.write(nb, path)
     yield figure
     path.write_bytes(original)
@@ -365,7 +446,9 @@ def test_the_ta_sees_only_what_the_course_vouches_for(page, server, hostile_answ
     try:
         listing = page.goto(f"{running.url}/formgrader/gradebook/{HOSTILE}/{HOSTILE}")
         page.wait_for_selector("table a", timeout=30_000)
-        links = page.eval_on_selector_all("table a", "els => els.map(e => [e.textContent.trim(), e.getAttribute('href')])")
+        links = page.eval_on_selector_all(
+            "table a", "els => els.map(e => [e.textContent.trim(), e.getAttribute('href')])"
+        )
         page.problems.clear()
         graded = page.goto(running.url + next(h for text, h in links if text == "Hopper, Grace"))
         page.wait_for_selector("#q_scaling", timeout=30_000)
@@ -375,25 +458,35 @@ def test_the_ta_sees_only_what_the_course_vouches_for(page, server, hostile_answ
     fired = [url for url in requests if any(bad in url for bad in SIDE_EFFECTS)]
     assert not fired, f"the student's HTML made the TA's browser request {fired}"
     # (had /logout been fetched, the TA would now be logged out: the page's grades would not load)
-    page.wait_for_function("window.MathJax && MathJax.loaded && formgrader.grades && formgrader.grades.loaded"
-                           " && !$('html, body').is(':animated')", timeout=60_000)
+    page.wait_for_function(
+        "window.MathJax && MathJax.loaded && formgrader.grades && formgrader.grades.loaded"
+        " && !$('html, body').is(':animated')",
+        timeout=60_000,
+    )
     elsewhere = [url[:80] for url in requests if not url.startswith((running.url, "data:", "about:"))]
     assert not elsewhere, f"requests not to this server: {elsewhere}"
-    ran = page.evaluate("[window.hostileScript, window.hostileHandler, window.outputScript, window.outputHandler]")
+    ran = page.evaluate(
+        "[window.hostileScript, window.hostileHandler, window.outputScript, window.outputHandler]"
+    )
     assert ran == [None] * 4, ran
     assert not page.problems, page.problems
-    answer = page.evaluate("""() => {
+    answer = page.evaluate(
+        """() => {
         const render = document.getElementById('q_scaling').closest('.cell').querySelector('.text_cell_render');
-        return {marked: """ + MARKED + """(render),
+        return {marked: """
+        + MARKED
+        + """(render),
                 details: render.querySelectorAll('details').length, text: render.innerText,
                 images: [...render.querySelectorAll('img')].map(i => [(i.getAttribute('src') || '').slice(0, 22),
-                                                                      i.complete && i.naturalWidth])}; }""")
+                                                                      i.complete && i.naturalWidth])}; }"""
+    )
     assert answer["marked"] == [] and answer["details"] == 0, answer["marked"]
     assert "Everything is correct." in answer["text"]  # the student's words stay, as the student's text
     assert ["data:image/png;base64,", 40] in answer["images"], "the pasted figure shows"
     assert [src for src, _ in answer["images"] if src] == ["data:image/png;base64,"]
-    outputs = page.evaluate("() => [...document.querySelectorAll('.output_html, .output_markdown')].flatMap("
-                            + MARKED + ")")
+    outputs = page.evaluate(
+        "() => [...document.querySelectorAll('.output_html, .output_markdown')].flatMap(" + MARKED + ")"
+    )
     assert outputs == [], outputs
     assert page.locator(".modal-backdrop").count() == 0
     # Nothing covers the page: the score box is what a TA's click on it reaches.
@@ -414,7 +507,9 @@ def test_no_server_errors_while_grading(server):
     log = server[1].read_text()
     assert "[C " not in log and "Traceback" not in log, log[-3000:]
     # nothing the pages of the whole flow (JupyterLab, the formgrader) need is refused by their policy
-    assert "Content security violation" not in log, [l for l in log.splitlines() if "Content security" in l][:5]
+    assert "Content security violation" not in log, [
+        line for line in log.splitlines() if "Content security" in line
+    ][:5]
 
 
 SCALE = 300  # submissions of one assignment, as a large course has them
@@ -430,7 +525,9 @@ def crowded(graded_course, server, tmp_path_factory):
     course = type(graded_course)(root)
     assignment, model = "01_attention", "correct_loops"
     with Gradebook(course.db_url) as gb:
-        points = {g.name: g.auto_score for g in gb.find_submission_notebook(assignment, assignment, model).grades}
+        points = {
+            g.name: g.auto_score for g in gb.find_submission_notebook(assignment, assignment, model).grades
+        }
         for i in range(SCALE):
             student = f"student{i:03d}"
             gb.update_or_create_student(student, first_name=f"First{i:03d}", last_name=f"Last{i:03d}")
@@ -478,13 +575,18 @@ def test_formgrader_opens_quickly_with_300_submissions(page, server, crowded, ca
     small_links = _submission_links(page, small.url)
     _open_seconds(page, running.url + crowded_links[0])  # each renders its page templates once (cold)
     _open_seconds(page, small.url + small_links[0])
-    pairs = [(_open_seconds(page, small.url + s), _open_seconds(page, running.url + c))
-             for s, c in zip(small_links[1:7], crowded_links[1:7], strict=False)]
+    pairs = [
+        (_open_seconds(page, small.url + s), _open_seconds(page, running.url + c))
+        for s, c in zip(small_links[1:7], crowded_links[1:7], strict=False)
+    ]
     few, many = min(p[0] for p in pairs), min(p[1] for p in pairs)
     with capsys.disabled():
-        print(f"\nformgrader with {rows} submissions: list {', '.join(f'{s:.2f}' for s in listed)} s; a submission "
-              f"{many:.2f} s against {few:.2f} s in the small class (fastest of {len(pairs)} alternate opens: "
-              + ", ".join(f"{a:.2f}/{b:.2f}" for a, b in pairs) + ")")
+        print(
+            f"\nformgrader with {rows} submissions: list {', '.join(f'{s:.2f}' for s in listed)} s; a submission "
+            f"{many:.2f} s against {few:.2f} s in the small class (fastest of {len(pairs)} alternate opens: "
+            + ", ".join(f"{a:.2f}/{b:.2f}" for a, b in pairs)
+            + ")"
+        )
     assert rows >= SCALE and len(pairs) >= 3
     assert min(listed) < 2.0  # the fastest list: the other test process shares these two cores
     # The other test process shares these two cores and grades notebooks of its own while this runs:
@@ -492,7 +594,9 @@ def test_formgrader_opens_quickly_with_300_submissions(page, server, crowded, ca
     # in seconds measured the other process (CI failed one at 2.38 s). What the formgrader owes a
     # large class is a page that costs no more than in a small one: opens alternate between the two
     # servers, each the fastest of its six, so both see the same load.
-    assert many < 1.5 * few, f"a submission's page opens in {many:.2f} s with {rows} submissions, {few:.2f} s in a small class"
+    assert many < 1.5 * few, (
+        f"a submission's page opens in {many:.2f} s with {rows} submissions, {few:.2f} s in a small class"
+    )
 
 
 def test_manage_submissions_opens_quickly_with_300_submissions(page, crowded, capsys):
@@ -505,13 +609,17 @@ def test_manage_submissions_opens_quickly_with_300_submissions(page, crowded, ca
     import time
 
     course, running = crowded
-    assert "nbgrader's API with the course's per-row fixes" in (course.root.parent / "jupyter.log").read_text()
+    assert (
+        "nbgrader's API with the course's per-row fixes" in (course.root.parent / "jupyter.log").read_text()
+    )
     page.goto(running.page("lab"))  # this server's token
     seconds = []
     for _ in range(3):  # the fastest open: the other test process shares these two cores
         start = time.monotonic()
         page.goto(f"{running.url}/formgrader/manage_submissions/01_attention")
-        page.wait_for_function("window.models !== undefined && models.loaded === true", timeout=60_000, polling=50)
+        page.wait_for_function(
+            "window.models !== undefined && models.loaded === true", timeout=60_000, polling=50
+        )
         seconds.append(time.monotonic() - start)
     rows = page.locator("#main-table tr").count()
     with capsys.disabled():

@@ -13,6 +13,7 @@ and a kernel a TA starts for an autograded notebook runs in the grading sandbox 
 folder, no network, nothing written), while one for an instructor's notebook in ``source/`` does not;
 and every page sends a Content-Security-Policy that none of this ran into.
 """
+
 from __future__ import annotations
 
 import json
@@ -66,19 +67,25 @@ def course(make_course):
 def running(course, tmp_path_factory):
     folder = tmp_path_factory.mktemp("hub")
     config = folder / "jupyterhub_config.py"
-    config.write_text(textwrap.dedent(f"""\
+    config.write_text(
+        textwrap.dedent(f"""\
         from pathlib import Path
         from staff.course_dir import CourseDir
         from staff.grading import hub
         c = get_config()
         hub.configure(c, instructors=["prof"], graders=["ta1", "ta2"], students=["stu"],
                       course=CourseDir(Path({str(course.root)!r}), url={course.url!r}))
-        """))
+        """)
+    )
     started = hub.start(course, config, port=free_port(), log=folder / "hub.log")
     yield started, folder / "hub.log"
-    family = psutil.Process(started.process.pid).children(recursive=True)  # the proxy, the formgrader, kernels
+    family = psutil.Process(started.process.pid).children(
+        recursive=True
+    )  # the proxy, the formgrader, kernels
     started.stop()
-    assert not [p for p in family if p.is_running() and p.status() != psutil.STATUS_ZOMBIE], "the hub left processes behind"
+    assert not [p for p in family if p.is_running() and p.status() != psutil.STATUS_ZOMBIE], (
+        "the hub left processes behind"
+    )
 
 
 def _sign_up(tab, url: str, user: str) -> None:
@@ -128,14 +135,20 @@ def _open_submission(tab, url: str, student: str) -> None:
     nbgrader's page has loaded its grade and comment boxes."""
     tab.goto(f"{url}{SERVICE}formgrader/gradebook/{ASSIGNMENT}/{ASSIGNMENT}")
     tab.wait_for_selector("table a", timeout=60_000)
-    first, last = next(line.split(",")[1:3] for line in samples.ROSTER.read_text().splitlines()
-                       if line.startswith(f"{student},"))
-    links = tab.eval_on_selector_all("table a", "els => els.map(e => [e.textContent.trim(), e.getAttribute('href')])")
+    first, last = next(
+        line.split(",")[1:3]
+        for line in samples.ROSTER.read_text().splitlines()
+        if line.startswith(f"{student},")
+    )
+    links = tab.eval_on_selector_all(
+        "table a", "els => els.map(e => [e.textContent.trim(), e.getAttribute('href')])"
+    )
     href = next(h for text, h in links if text == f"{last}, {first}")
     tab.goto(f"{url}{href}" if href.startswith("/") else href)
     tab.wait_for_selector("#q_scaling", timeout=60_000)
-    tab.wait_for_function("formgrader.grades && formgrader.grades.loaded && formgrader.comments.loaded",
-                          timeout=60_000)
+    tab.wait_for_function(
+        "formgrader.grades && formgrader.grades.loaded && formgrader.comments.loaded", timeout=60_000
+    )
 
 
 def _save(tab, selector: str, value: str, kind: str = "grade"):
@@ -147,8 +160,10 @@ def _save(tab, selector: str, value: str, kind: str = "grade"):
 
 def _grade(url: str, grade_id: str, student: str):
     with Gradebook(url) as gb:
-        return (gb.find_grade(grade_id, ASSIGNMENT, ASSIGNMENT, student).manual_score,
-                gb.find_comment(grade_id, ASSIGNMENT, ASSIGNMENT, student).manual_comment)
+        return (
+            gb.find_grade(grade_id, ASSIGNMENT, ASSIGNMENT, student).manual_score,
+            gb.find_comment(grade_id, ASSIGNMENT, ASSIGNMENT, student).manual_comment,
+        )
 
 
 def test_two_tas_grade_different_submissions_at_once(people, running, course):
@@ -159,9 +174,15 @@ def test_two_tas_grade_different_submissions_at_once(people, running, course):
     _open_submission(ta2, url, "partial")
     assert _save(ta1, "#q_scaling", "1").status == 200
     assert _save(ta2, "#q_scaling", "0.5").status == 200
-    assert _save(ta1, "#q_scaling-comment", "Right: the variance of q.k grows with d_k.", "comment").status == 200
+    assert (
+        _save(ta1, "#q_scaling-comment", "Right: the variance of q.k grows with d_k.", "comment").status
+        == 200
+    )
     assert _save(ta2, "#q_scaling-comment", "Half: says it is smaller, not why.", "comment").status == 200
-    assert _grade(course.url, "q_scaling", "correct_loops") == (1.0, "Right: the variance of q.k grows with d_k.")
+    assert _grade(course.url, "q_scaling", "correct_loops") == (
+        1.0,
+        "Right: the variance of q.k grows with d_k.",
+    )
     assert _grade(course.url, "q_scaling", "partial") == (0.5, "Half: says it is smaller, not why.")
 
 
@@ -189,10 +210,14 @@ def test_the_later_save_of_the_same_answer_is_refused_and_shown(people, running,
     warning = ta2.locator(".grade-conflict[data-kind=grade]")
     warning.wait_for(timeout=10_000)
     text = warning.inner_text()
-    assert "another grader changed these points" in text and "to 1" in text and "Yours (0) was not saved" in text, text
+    assert (
+        "another grader changed these points" in text and "to 1" in text and "Yours (0) was not saved" in text
+    ), text
     assert ta2.input_value("#q_scaling") == "1", "the box shows what the gradebook holds"
-    ta2.evaluate("window.scrollTo(0, document.getElementById('q_scaling').closest('.cell')"
-                 ".getBoundingClientRect().top + window.scrollY - 70)")
+    ta2.evaluate(
+        "window.scrollTo(0, document.getElementById('q_scaling').closest('.cell')"
+        ".getBoundingClientRect().top + window.scrollY - 70)"
+    )
     shots(ta2, "conflict")
     assert _grade(course.url, "q_scaling", "hardcoded_shapes")[0] == 1.0, "the earlier save was kept"
     # The same for comments.
@@ -205,7 +230,9 @@ def test_the_later_save_of_the_same_answer_is_refused_and_shown(people, running,
     assert _grade(course.url, "q_scaling", "hardcoded_shapes")[1] == "Correct."
     # Having seen theirs, the second TA enters their own again: now it replaces it, knowingly.
     assert _save(ta2, "#q_scaling", "0").status == 200
-    assert ta2.locator(".grade-conflict[data-kind=grade]").count() == 0, "a save that lands clears its warning"
+    assert ta2.locator(".grade-conflict[data-kind=grade]").count() == 0, (
+        "a save that lands clears its warning"
+    )
     assert _grade(course.url, "q_scaling", "hardcoded_shapes")[0] == 0.0
 
 
@@ -293,12 +320,14 @@ RUN_IN_KERNEL = """async ([base, path, code]) => {
 
 def _probe(tab, url: str, path: str, course: CourseDir, port: int) -> dict:
     tab.goto(f"{url}{SERVICE}formgrader")  # the service's page: its cookies and xsrf token
-    code = PROBE.format(root=str(course.root / "source"), config=str(course.root / "nbgrader_config.py"), port=port)
+    code = PROBE.format(
+        root=str(course.root / "source"), config=str(course.root / "nbgrader_config.py"), port=port
+    )
     result = tab.evaluate(RUN_IN_KERNEL, [SERVICE, path, code])
     assert result["status"] == 200, result
-    line = next((l for l in result["out"].splitlines() if l.startswith("PROBE")), None)
+    line = next((out for out in result["out"].splitlines() if out.startswith("PROBE")), None)
     assert line, result
-    return json.loads(line[len("PROBE"):])
+    return json.loads(line[len("PROBE") :])
 
 
 def test_a_tas_kernel_for_a_students_notebook_runs_in_the_sandbox(people, running, course):
@@ -306,8 +335,13 @@ def test_a_tas_kernel_for_a_students_notebook_runs_in_the_sandbox(people, runnin
     port = int(url.rsplit(":", 1)[1])
     notebook = f"autograded/partial/{ASSIGNMENT}/{ASSIGNMENT}.ipynb"
     found = _probe(people["ta1"], url, notebook, course, port)
-    assert found == {"uid": found["uid"], "course": False, "gradebook_config": False, "network": False,
-                     "wrote": False}, found
+    assert found == {
+        "uid": found["uid"],
+        "course": False,
+        "gradebook_config": False,
+        "network": False,
+        "wrote": False,
+    }, found
     if os.geteuid() == 0:
         assert found["uid"] != 0, "the kernel runs as a user of its own, not as root"
     assert not (course.root / "written-by-a-kernel.txt").exists()

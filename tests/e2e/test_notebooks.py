@@ -1,6 +1,7 @@
 """The notebooks, end to end with real nbgrader: every source notebook passes all its tests, every
 released notebook fails only on its stubs, and every bundled sample gets its exact score (the
 expensive grading runs once per test process in the ``graded_course`` fixture, tests/conftest.py)."""
+
 from __future__ import annotations
 
 import pytest
@@ -21,7 +22,9 @@ def test_source_notebook_passes_all_its_tests(graded_course, assignment):
     before any sample, and demanded no error in any cell and every point paid by the judge: had it
     not, CanaryFailed would have stopped ``graded_course``. nbgrader's Validator (``make validate``)
     would only repeat that run. What is left to check is that its points are all the judge's."""
-    assert {a for _, a in autograde.submissions(graded_course, ASSIGNMENTS)} >= {assignment}, "the canary skipped it"
+    assert {a for _, a in autograde.submissions(graded_course, ASSIGNMENTS)} >= {assignment}, (
+        "the canary skipped it"
+    )
     assert validate.grading_problems(course_dir.source_notebook(assignment)) == []
 
 
@@ -30,8 +33,9 @@ def test_released_notebook_fails_only_with_not_implemented(assignment):
     assert validate.validate_release(course_dir.release_notebook(assignment)) == []
 
 
-@pytest.mark.parametrize("sample", [s for a in ASSIGNMENTS for s in samples.load(a)],
-                         ids=lambda s: f"{s.assignment}-{s.student}")
+@pytest.mark.parametrize(
+    "sample", [s for a in ASSIGNMENTS for s in samples.load(a)], ids=lambda s: f"{s.assignment}-{s.student}"
+)
 def test_sample_gets_its_exact_expected_score(graded_course, sample):
     found = {(r.student, r.assignment): r for r in report.rows(course=graded_course)}
     row = found[(sample.student, sample.assignment)]

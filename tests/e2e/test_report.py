@@ -2,6 +2,7 @@
 on a laptop: the page fits a 1,280-px window, every graded sample is a row of the scores table,
 which filters by assignment and status and sorts on a click, and each submission to look at lists
 its reasons one per line, the first few shown and the rest folded with their count."""
+
 from __future__ import annotations
 
 import pytest
@@ -24,8 +25,9 @@ def page(browser, graded_course, tmp_path_factory):
 
 
 def _visible(page, column: int) -> list[str]:
-    return page.eval_on_selector_all(f"#scores tbody tr:not([hidden]) td:nth-child({column})",
-                                     "cells => cells.map(c => c.textContent)")
+    return page.eval_on_selector_all(
+        f"#scores tbody tr:not([hidden]) td:nth-child({column})", "cells => cells.map(c => c.textContent)"
+    )
 
 
 def test_the_report_fits_the_window_and_lists_every_sample(page):
@@ -45,8 +47,11 @@ def test_the_scores_filter_by_assignment_and_status_and_sort_on_a_click(page, gr
     page.click("#scores th:nth-child(4)")  # and descending
     assert [float(p) for p in _visible(page, 4)] == sorted(points, reverse=True)
     page.select_option("#by-status", "flagged")
-    flagged = {s for (s, a), o in load_status(graded_course).items()
-               if a == "03_visualising_attention" and o["status"] == "flagged"}
+    flagged = {
+        s
+        for (s, a), o in load_status(graded_course).items()
+        if a == "03_visualising_attention" and o["status"] == "flagged"
+    }
     assert set(_visible(page, 2)) == flagged and flagged
     page.select_option("#by-assignment", "")
     page.select_option("#by-status", "")
@@ -64,5 +69,7 @@ def test_each_submission_to_look_at_lists_its_reasons_and_folds_the_rest(page, g
     assert row.locator("details li").count() == len(items) - report.FIRST_REASONS
     assert not any(item.endswith(("…", "...")) for item in items)  # whole items, never cut mid-word
     looked_at = {(o["assignment"], o["student"]) for o in status.values() if o["status"] != "graded"}
-    listed = page.eval_on_selector_all("#attention tbody tr", "rows => rows.map(r => [r.cells[0].textContent, r.cells[1].textContent])")
+    listed = page.eval_on_selector_all(
+        "#attention tbody tr", "rows => rows.map(r => [r.cells[0].textContent, r.cells[1].textContent])"
+    )
     assert {tuple(r) for r in listed} == looked_at

@@ -1,5 +1,6 @@
 """The terminal tables (make autograde's status, make report's scores, the regrade log) keep their
 columns straight whatever the names' lengths (`03_visualising_attention` broke the fixed widths)."""
+
 from __future__ import annotations
 
 from staff import text_table
@@ -16,11 +17,16 @@ def _starts(line: str, cells: list[str]) -> list[int]:
 
 
 def test_the_score_table_keeps_its_columns_for_long_names():
-    rows = [report.Row("seq2seq_reverses_by_indexing", "03_visualising_attention", 23.5, 26, 2, 23.5),
-            report.Row("ada", "01_attention", 0, 23, 0, None)]
+    rows = [
+        report.Row("seq2seq_reverses_by_indexing", "03_visualising_attention", 23.5, 26, 2, 23.5),
+        report.Row("ada", "01_attention", 0, 23, 0, None),
+    ]
     lines = report.table(rows).splitlines()
-    assert _starts(lines[2], ["03_visualising_attention", "seq2seq_reverses_by_indexing"])[1] == \
-        _starts(lines[3], ["01_attention", "ada"])[1] == lines[0].index("student")
+    assert (
+        _starts(lines[2], ["03_visualising_attention", "seq2seq_reverses_by_indexing"])[1]
+        == _starts(lines[3], ["01_attention", "ada"])[1]
+        == lines[0].index("student")
+    )
     # numbers right-aligned: the scores end where their header ends
     assert lines[2].index("23.5 / 26") + len("23.5 / 26") == lines[0].index("auto score") + len("auto score")
     assert lines[3].index("0 / 23") + len("0 / 23") == lines[0].index("auto score") + len("auto score")

@@ -6,6 +6,7 @@ hard-codes the visible sizes, or returns the public expected output, fails them.
 (the offline MiniLM, :mod:`course.models`) and one real head's projections, a previous-token head,
 so the notebook draws the students' own attention on something worth reading without importing
 torch (an import costs every grading kernel about 1.3 s of CPU)."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -15,15 +16,23 @@ from staff.authoring.reference import solution_namespace
 
 ASSIGNMENT = "01_attention"
 #: The tolerances (atol, rtol) the notebook's tests compare these fixtures with (staff.authoring.fixtures).
-TOLERANCES = {"*": (1e-6, 1e-5), "softmax": (1e-8, 1e-5), "positional_encoding": (1e-8, 1e-5),
-              # drawn, never graded: float32 values of a float64 model, compared to a share of this
-              "sentence": (1e-4, 1e-4)}
+TOLERANCES = {
+    "*": (1e-6, 1e-5),
+    "softmax": (1e-8, 1e-5),
+    "positional_encoding": (1e-8, 1e-5),
+    # drawn, never graded: float32 values of a float64 model, compared to a share of this
+    "sentence": (1e-4, 1e-4),
+}
 #: The expected outputs in each fixture (key patterns): a grading kernel never sees them, the judge
 #: compares with them (staff/grading/sandbox.py, judge.py). Everything else is an input.
-OUTPUTS = {"softmax": ("expected",), "positional_encoding": ("expected",),
-           "self_attention": ("y", "weights", "causal_weights"), "multihead": ("y", "weights"),
-           "masked": ("y", "weights", "y_single", "weights_single"),
-           "permutation": ("y_shuffled", "shuffled_y", "y_shuffled_pe", "shuffled_y_pe")}
+OUTPUTS = {
+    "softmax": ("expected",),
+    "positional_encoding": ("expected",),
+    "self_attention": ("y", "weights", "causal_weights"),
+    "multihead": ("y", "weights"),
+    "masked": ("y", "weights", "y_single", "weights_single"),
+    "permutation": ("y_shuffled", "shuffled_y", "y_shuffled_pe", "shuffled_y_pe"),
+}
 #: The sentence of the notebook's heatmaps, and the head drawn: layer 0's head 2 puts almost all of
 #: every token's weight on the token before it (measured on this and three other sentences).
 SENTENCE, LAYER, HEAD = "the quick brown fox jumps over the lazy dog", 0, 2
@@ -42,8 +51,15 @@ def _attention_case(sol: dict, rng: np.random.Generator, seq: int, d_model: int,
     return dict(x=x, W_q=W_q, W_k=W_k, W_v=W_v, W_o=W_o, y=y, weights=weights, causal_weights=causal)
 
 
-def _multihead_case(sol: dict, rng: np.random.Generator, seq: int, d_model: int, n_heads: int,
-                    d_qkv: int, masked: bool = False) -> dict:
+def _multihead_case(
+    sol: dict,
+    rng: np.random.Generator,
+    seq: int,
+    d_model: int,
+    n_heads: int,
+    d_qkv: int,
+    masked: bool = False,
+) -> dict:
     x = rng.standard_normal((seq, d_model))
     W_q, W_k, W_v = (_weights(rng, n_heads, d_model, d_qkv) for _ in range(3))
     W_o = _weights(rng, n_heads * d_qkv, d_model)
@@ -53,12 +69,14 @@ def _multihead_case(sol: dict, rng: np.random.Generator, seq: int, d_model: int,
     if masked:  # head 0's projections as a single-head problem with its own output matrix
         case["W_o_single"] = _weights(rng, d_qkv, d_model)
         case["y_single"], case["weights_single"] = sol["apply_self_attention"](
-            x, W_q[0], W_k[0], W_v[0], case["W_o_single"], mask=mask)
+            x, W_q[0], W_k[0], W_v[0], case["W_o_single"], mask=mask
+        )
     return case
 
 
-def _permutation_case(sol: dict, rng: np.random.Generator, seq: int, d_model: int, d_qkv: int,
-                      perm: list[int] | None = None) -> dict:
+def _permutation_case(
+    sol: dict, rng: np.random.Generator, seq: int, d_model: int, d_qkv: int, perm: list[int] | None = None
+) -> dict:
     """Inputs of ``shuffle_experiment`` and its outputs without and with a positional encoding.
     The permutations are never their own inverse, so taking rows in the inverse order fails."""
     case = _attention_case(sol, rng, seq, d_model, d_qkv)
@@ -88,25 +106,40 @@ def _sentence() -> dict:
     seq = ids.shape[1]
     reverse = np.r_[0, np.arange(seq - 2, 0, -1), seq - 1]  # the words reversed, [CLS] and [SEP] kept
     with torch.no_grad():
-        runs = [encoder(input_ids=i, output_attentions=True, output_hidden_states=True)
-                for i in (ids, ids[:, torch.from_numpy(reverse)])]
+        runs = [
+            encoder(input_ids=i, output_attentions=True, output_hidden_states=True)
+            for i in (ids, ids[:, torch.from_numpy(reverse)])
+        ]
     attention = encoder.transformer.layer[LAYER].attention
     d_qkv = encoder.config.dim // encoder.config.n_heads
     rows = slice(HEAD * d_qkv, (HEAD + 1) * d_qkv)
-    weight = {name: getattr(attention, name).weight.detach().numpy() for name in ("q_lin", "k_lin", "v_lin", "out_lin")}
-    case = dict(tokens=text_bytes("\n".join(tokenizer.convert_ids_to_tokens(ids[0]))),
-                x=runs[0].hidden_states[LAYER][0].numpy(), x_reversed=runs[1].hidden_states[LAYER][0].numpy(),
-                reverse=reverse.astype(np.int64),
-                W_q=weight["q_lin"][rows].T, W_k=weight["k_lin"][rows].T, W_v=weight["v_lin"][rows].T,
-                W_o=weight["out_lin"][:, rows].T,
-                model_weights=runs[0].attentions[LAYER][0, HEAD].numpy(),
-                model_weights_reversed=runs[1].attentions[LAYER][0, HEAD].numpy())
-    for x, model in ((case["x"], case["model_weights"]), (case["x_reversed"], case["model_weights_reversed"])):
+    weight = {
+        name: getattr(attention, name).weight.detach().numpy()
+        for name in ("q_lin", "k_lin", "v_lin", "out_lin")
+    }
+    case = dict(
+        tokens=text_bytes("\n".join(tokenizer.convert_ids_to_tokens(ids[0]))),
+        x=runs[0].hidden_states[LAYER][0].numpy(),
+        x_reversed=runs[1].hidden_states[LAYER][0].numpy(),
+        reverse=reverse.astype(np.int64),
+        W_q=weight["q_lin"][rows].T,
+        W_k=weight["k_lin"][rows].T,
+        W_v=weight["v_lin"][rows].T,
+        W_o=weight["out_lin"][:, rows].T,
+        model_weights=runs[0].attentions[LAYER][0, HEAD].numpy(),
+        model_weights_reversed=runs[1].attentions[LAYER][0, HEAD].numpy(),
+    )
+    for x, model in (
+        (case["x"], case["model_weights"]),
+        (case["x_reversed"], case["model_weights_reversed"]),
+    ):
         scores = (x @ case["W_q"]) @ (x @ case["W_k"]).T / np.sqrt(d_qkv)
         ours = np.exp(scores - scores.max(-1, keepdims=True))
         ours /= ours.sum(-1, keepdims=True)
         # what the notebook says of this head: each token after [CLS] puts > 0.95 on the one before it
-        assert np.diagonal(ours, -1).min() > 0.95 and np.abs(ours - model).max() < 0.03, "not the head the notebook describes"
+        assert np.diagonal(ours, -1).min() > 0.95 and np.abs(ours - model).max() < 0.03, (
+            "not the head the notebook describes"
+        )
     return {k: v.astype(np.float32) if v.dtype == np.float64 else v for k, v in case.items()}
 
 
@@ -117,8 +150,13 @@ def build() -> dict:
 
     x = public.standard_normal((3, 5)) * 3
     softmax_hidden = []
-    for shape, axis, scale in [((4, 7), -1, 5.0), ((6, 3), 0, 2.0), ((2, 3, 9), 1, 1.0),
-                               ((5, 8), -1, 1e4), ((3, 6), -1, -1e4)]:
+    for shape, axis, scale in [
+        ((4, 7), -1, 5.0),
+        ((6, 3), 0, 2.0),
+        ((2, 3, 9), 1, 1.0),
+        ((5, 8), -1, 1e4),
+        ((3, 6), -1, -1e4),
+    ]:
         xs = hidden.standard_normal(shape) * abs(scale) + (scale if abs(scale) > 100 else 0.0)
         softmax_hidden.append(dict(x=xs, axis=np.array(axis), expected=softmax(xs, axis=axis)))
 
@@ -126,23 +164,41 @@ def build() -> dict:
         ("public", "softmax"): pack_cases([dict(x=x, expected=softmax(x))]),
         ("hidden", "softmax"): pack_cases(softmax_hidden),
         ("public", "self_attention"): pack_cases([_attention_case(sol, public, 5, 8, 4)]),
-        ("hidden", "self_attention"): pack_cases([
-            _attention_case(sol, hidden, 7, 12, 6), _attention_case(sol, hidden, 3, 6, 10),
-            _attention_case(sol, hidden, 11, 16, 3)]),
+        ("hidden", "self_attention"): pack_cases(
+            [
+                _attention_case(sol, hidden, 7, 12, 6),
+                _attention_case(sol, hidden, 3, 6, 10),
+                _attention_case(sol, hidden, 11, 16, 3),
+            ]
+        ),
         ("public", "multihead"): pack_cases([_multihead_case(sol, public, 5, 8, 2, 4)]),
-        ("hidden", "multihead"): pack_cases([
-            _multihead_case(sol, hidden, 6, 10, 3, 5), _multihead_case(sol, hidden, 9, 12, 4, 2),
-            _multihead_case(sol, hidden, 4, 6, 1, 7)]),
+        ("hidden", "multihead"): pack_cases(
+            [
+                _multihead_case(sol, hidden, 6, 10, 3, 5),
+                _multihead_case(sol, hidden, 9, 12, 4, 2),
+                _multihead_case(sol, hidden, 4, 6, 1, 7),
+            ]
+        ),
         ("public", "positional_encoding"): pack_cases([dict(expected=pe(10, 16))]),
-        ("hidden", "positional_encoding"): pack_cases([
-            dict(expected=pe(50, 64)), dict(expected=pe(7, 6)), dict(expected=pe(3, 10))]),
-        ("hidden", "masked"): pack_cases([
-            _multihead_case(sol, hidden, 7, 12, 3, 4, masked=True),
-            _multihead_case(sol, hidden, 5, 9, 2, 6, masked=True)]),
+        ("hidden", "positional_encoding"): pack_cases(
+            [dict(expected=pe(50, 64)), dict(expected=pe(7, 6)), dict(expected=pe(3, 10))]
+        ),
+        ("hidden", "masked"): pack_cases(
+            [
+                _multihead_case(sol, hidden, 7, 12, 3, 4, masked=True),
+                _multihead_case(sol, hidden, 5, 9, 2, 6, masked=True),
+            ]
+        ),
         # last: drawing from the generators after every older fixture leaves those unchanged
         ("public", "sentence"): pack_cases([_sentence()]),
-        ("public", "permutation"): pack_cases([_permutation_case(sol, public, 5, 8, 4, perm=[2, 0, 3, 4, 1])]),
-        ("hidden", "permutation"): pack_cases([
-            _permutation_case(sol, hidden, 7, 12, 6), _permutation_case(sol, hidden, 4, 6, 3, perm=[3, 2, 0, 1]),
-            _permutation_case(sol, hidden, 10, 16, 8)]),
+        ("public", "permutation"): pack_cases(
+            [_permutation_case(sol, public, 5, 8, 4, perm=[2, 0, 3, 4, 1])]
+        ),
+        ("hidden", "permutation"): pack_cases(
+            [
+                _permutation_case(sol, hidden, 7, 12, 6),
+                _permutation_case(sol, hidden, 4, 6, 3, perm=[3, 2, 0, 1]),
+                _permutation_case(sol, hidden, 10, 16, 8),
+            ]
+        ),
     }

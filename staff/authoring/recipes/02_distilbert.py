@@ -28,6 +28,7 @@ graded on its own: the hidden tests of exercises 3 and 4 run the student's new c
 parts in place of the student's earlier ones (PyTorch's multi-head attention, transformers'
 embeddings and model), so the expected outputs of those cases are the same with either.
 """
+
 from __future__ import annotations
 
 import re
@@ -49,22 +50,39 @@ ASSIGNMENT = "02_distilbert"
 #: The model's hidden states pass through six float32 layers: PyTorch's portable and AVX2 kernels
 #: leave them up to 1.31e-6 apart (13 % of the grading tolerance, measured on one machine), so a
 #: rebuild on another CPU may move them by a fifth of it, still 5x inside what grades a student.
-TOLERANCES = {"*": (1e-5, 1e-5), "model/logits": (1e-5, 0.0), "model/hidden_states": (1e-5, 1e-5, 0.2),
-              "predictions": (1e-4, 0.0)}
+TOLERANCES = {
+    "*": (1e-5, 1e-5),
+    "model/logits": (1e-5, 0.0),
+    "model/hidden_states": (1e-5, 1e-5, 0.2),
+    "predictions": (1e-4, 0.0),
+}
 #: Fixtures that are trained rather than computed (see the module docstring); :func:`train` makes them.
 TRAINED = ("classifier_head",)
 #: The expected outputs in each fixture (key patterns): a grading kernel never sees them, the judge
 #: compares with them (staff/grading/sandbox.py, judge.py). Everything else is an input.
-OUTPUTS = {"embeddings": ("expected",), "block": ("output", "weights"), "block_padded": ("output", "weights"),
-           "model": ("logits", "hidden_states", "attentions"), "predictions": ("probs", "label"),
-           "sdpa": ("context",)}
+OUTPUTS = {
+    "embeddings": ("expected",),
+    "block": ("output", "weights"),
+    "block_padded": ("output", "weights"),
+    "model": ("logits", "hidden_states", "attentions"),
+    "predictions": ("probs", "label"),
+    "sdpa": ("context",),
+}
 
 #: Validation accuracy of the fitted head (offline model, float32), quoted in the notebook.
 HEAD_VALIDATION_ACCURACY = 91 / 128
 HEAD_STEPS, HEAD_LR, HEAD_WEIGHT_DECAY, HEAD_SEED = 60, 3e-4, 0.01, 0
 
 #: The sizes stored with every small case (the notebook's ``config_from`` reads the same fields).
-CONFIG_FIELDS = ("vocab_size", "max_position_embeddings", "dim", "n_layers", "n_heads", "hidden_dim", "num_labels")
+CONFIG_FIELDS = (
+    "vocab_size",
+    "max_position_embeddings",
+    "dim",
+    "n_layers",
+    "n_heads",
+    "hidden_dim",
+    "num_labels",
+)
 
 PREDICTION_SENTENCES = [
     "Terrible acting and a script that makes no sense.",
@@ -83,7 +101,7 @@ def _batches(tokenizer, sentences: list[str], size: int = 64):
     """Padded batches of sentences sorted by length (less padding), with the original indices."""
     order = sorted(range(len(sentences)), key=lambda i: len(sentences[i]))
     for start in range(0, len(order), size):
-        chunk = order[start:start + size]
+        chunk = order[start : start + size]
         yield chunk, tokenizer([sentences[i] for i in chunk], padding=True, return_tensors="pt")
 
 
@@ -116,7 +134,9 @@ def fit_head(classifier, tokenizer) -> None:
     dim, n_labels = classifier.config.dim, classifier.config.num_labels
     torch.manual_seed(HEAD_SEED)
     pre, out = torch.nn.Linear(dim, dim).double(), torch.nn.Linear(dim, n_labels).double()
-    optimizer = torch.optim.AdamW([*pre.parameters(), *out.parameters()], lr=HEAD_LR, weight_decay=HEAD_WEIGHT_DECAY)
+    optimizer = torch.optim.AdamW(
+        [*pre.parameters(), *out.parameters()], lr=HEAD_LR, weight_decay=HEAD_WEIGHT_DECAY
+    )
     for _ in range(HEAD_STEPS):
         optimizer.zero_grad()
         loss = torch.nn.functional.cross_entropy(out(torch.relu(pre(features))), labels)
@@ -142,8 +162,10 @@ def build_head() -> dict[str, np.ndarray]:
     train = accuracy(loaded, tokenizer, *read_sentiment("train"))
     print(f"fixtures: classifier head: validation accuracy {validation:.4f}, train accuracy {train:.4f}")
     if validation < HEAD_VALIDATION_ACCURACY:
-        raise RuntimeError(f"the fitted head reaches {validation:.4f} validation accuracy, below the "
-                           f"{HEAD_VALIDATION_ACCURACY:.4f} quoted in the notebook and the tests")
+        raise RuntimeError(
+            f"the fitted head reaches {validation:.4f} validation accuracy, below the "
+            f"{HEAD_VALIDATION_ACCURACY:.4f} quoted in the notebook and the tests"
+        )
     return head
 
 
@@ -160,11 +182,14 @@ def course_layout(model) -> dict[str, torch.Tensor]:
     ``distilbert.`` prefix. This is exercise 4's answer, written apart from the solution's
     ``course_name`` so the tests can check one against the other; it stays on the instructor's side
     (``course/`` ships to students from the day assignment 2 opens, and the hidden test writes its own)."""
-    return {_FLAT_LAYER.sub(r"layers.\1.", key.removeprefix("distilbert."), count=1): value.detach().clone()
-            for key, value in model.state_dict().items()}
+    return {
+        _FLAT_LAYER.sub(r"layers.\1.", key.removeprefix("distilbert."), count=1): value.detach().clone()
+        for key, value in model.state_dict().items()
+    }
 
 
 # ---- small random modules -------------------------------------------------------------------
+
 
 def _config(**sizes: int) -> DistilBertConfig:
     return DistilBertConfig(**sizes)
@@ -179,50 +204,78 @@ def embeddings_case(sol: dict, draws: Draws, batch: int, seq: int, **sizes: int)
     config = _config(**sizes)
     module = randomize(sol["Embeddings"](config), draws)
     input_ids = draws.integers(0, config.vocab_size, (batch, seq))
-    return {**_config_arrays(config), **state_arrays(module), "input_ids": input_ids.numpy(),
-            "expected": module(input_ids).numpy()}
+    return {
+        **_config_arrays(config),
+        **state_arrays(module),
+        "input_ids": input_ids.numpy(),
+        "expected": module(input_ids).numpy(),
+    }
 
 
 @torch.no_grad()
-def block_case(sol: dict, draws: Draws, batch: int, seq: int, padding=None,
-               shared: tuple | None = None, **sizes: int) -> dict:
+def block_case(
+    sol: dict, draws: Draws, batch: int, seq: int, padding=None, shared: tuple | None = None, **sizes: int
+) -> dict:
     """A random layer (or ``shared``: a (config, layer) pair used by several cases) on random inputs."""
     config, module = shared or (_config(**sizes), None)
     module = module or randomize(sol["AttentionBlock"](config), draws)
     x = draws.normal(batch, seq, config.dim)
     mask = padding_mask(batch, seq, padding)
     output, weights = module(x, mask)
-    return {**_config_arrays(config), **state_arrays(module), "x": x.numpy(), "attention_mask": mask.numpy(),
-            "output": output.numpy(), "weights": weights.numpy()}
+    return {
+        **_config_arrays(config),
+        **state_arrays(module),
+        "x": x.numpy(),
+        "attention_mask": mask.numpy(),
+        "output": output.numpy(),
+        "weights": weights.numpy(),
+    }
 
 
 def _outputs(logits, hidden_states, attentions) -> dict[str, np.ndarray]:
-    return {"logits": logits.numpy(), "hidden_states": torch.stack(hidden_states).numpy(),
-            "attentions": torch.stack(attentions).numpy()}
+    return {
+        "logits": logits.numpy(),
+        "hidden_states": torch.stack(hidden_states).numpy(),
+        "attentions": torch.stack(attentions).numpy(),
+    }
 
 
 @torch.no_grad()
-def model_case(sol: dict, draws: Draws, batch: int, seq: int, padding=None,
-               pass_mask: bool = True, **sizes: int) -> dict:
+def model_case(
+    sol: dict, draws: Draws, batch: int, seq: int, padding=None, pass_mask: bool = True, **sizes: int
+) -> dict:
     config = _config(**sizes)
     module = randomize(sol["DistilBertClassifier"](config), draws)
     mask = padding_mask(batch, seq, padding)
     input_ids = random_ids(draws, config.vocab_size, mask, config.pad_token_id)
     outputs = module(input_ids, mask) if pass_mask else module(input_ids)
-    return {**_config_arrays(config), **state_arrays(module), "input_ids": input_ids.numpy(),
-            "attention_mask": mask.numpy(), "pass_mask": np.array(int(pass_mask)), **_outputs(*outputs)}
+    return {
+        **_config_arrays(config),
+        **state_arrays(module),
+        "input_ids": input_ids.numpy(),
+        "attention_mask": mask.numpy(),
+        "pass_mask": np.array(int(pass_mask)),
+        **_outputs(*outputs),
+    }
 
 
 @torch.no_grad()
-def sdpa_case(sol: dict, draws: Draws, batch: int, n_heads: int, seq: int, head_dim: int,
-              padding=None) -> dict:
+def sdpa_case(
+    sol: dict, draws: Draws, batch: int, n_heads: int, seq: int, head_dim: int, padding=None
+) -> dict:
     q, k, v = (draws.normal(batch, n_heads, seq, head_dim) for _ in range(3))
     mask = padding_mask(batch, seq, padding)
-    return {"q": q.numpy(), "k": k.numpy(), "v": v.numpy(), "attention_mask": mask.numpy(),
-            "context": sol["sdpa_attention"](q, k, v, mask).numpy()}
+    return {
+        "q": q.numpy(),
+        "k": k.numpy(),
+        "v": v.numpy(),
+        "attention_mask": mask.numpy(),
+        "context": sol["sdpa_attention"](q, k, v, mask).numpy(),
+    }
 
 
 # ---- the pretrained model -------------------------------------------------------------------
+
 
 @torch.no_grad()
 def pretrained_fixtures(sol: dict, head: dict[str, np.ndarray]) -> dict:
@@ -235,8 +288,13 @@ def pretrained_fixtures(sol: dict, head: dict[str, np.ndarray]) -> dict:
     predictions = []
     for sentence in PREDICTION_SENTENCES:
         probs, label = sol["predict"](model, tokenizer, sentence)
-        predictions.append({"sentence": text_bytes(sentence),
-                            "probs": probs.cpu().numpy(), "label": np.array(int(probs.argmax()))})
+        predictions.append(
+            {
+                "sentence": text_bytes(sentence),
+                "probs": probs.cpu().numpy(),
+                "label": np.array(int(probs.argmax())),
+            }
+        )
     return {("hidden", "predictions"): pack_cases(predictions)}
 
 
@@ -255,45 +313,137 @@ def build(trained: dict | None = None) -> dict:
 
     config = _config(**small)
     shared = (config, randomize(sol["AttentionBlock"](config), public))
-    public_block = [block_case(sol, public, 2, 5, shared=shared),
-                    block_case(sol, public, 3, 6, padding=[6, 4, 2], shared=shared)]
+    public_block = [
+        block_case(sol, public, 2, 5, shared=shared),
+        block_case(sol, public, 3, 6, padding=[6, 4, 2], shared=shared),
+    ]
 
     return {
         ("public", "classifier_head"): head,
-        ("public", "embeddings"): pack_cases([
-            embeddings_case(sol, public, 2, 7, vocab_size=50, dim=16, max_position_embeddings=24)]),
+        ("public", "embeddings"): pack_cases(
+            [embeddings_case(sol, public, 2, 7, vocab_size=50, dim=16, max_position_embeddings=24)]
+        ),
         ("public", "block"): pack_cases(public_block),
-        ("public", "model"): pack_cases([
-            model_case(sol, public, 2, 6, vocab_size=50, max_position_embeddings=24, n_layers=2, num_labels=3,
-                       **small)]),
-        ("hidden", "embeddings"): pack_cases([
-            embeddings_case(sol, hidden, 1, 12, vocab_size=31, dim=8, max_position_embeddings=12),
-            embeddings_case(sol, hidden, 5, 9, vocab_size=100, dim=40, max_position_embeddings=64),
-            embeddings_case(sol, hidden, 3, 1, vocab_size=20, dim=6, max_position_embeddings=10)]),
-        ("hidden", "block"): pack_cases([
-            block_case(sol, hidden, 1, 9, dim=24, n_heads=3, hidden_dim=40),
-            block_case(sol, hidden, 4, 3, dim=12, n_heads=6, hidden_dim=16),
-            block_case(sol, hidden, 2, 11, dim=32, n_heads=1, hidden_dim=8),
-            block_case(sol, hidden, 3, 1, dim=20, n_heads=2, hidden_dim=36)]),
-        ("hidden", "block_padded"): pack_cases([
-            block_case(sol, hidden, 4, 7, padding=[7, 5, 1, 3], dim=24, n_heads=3, hidden_dim=40),
-            block_case(sol, hidden, 3, 6, padding=[[0, 0, 1, 1, 1, 1], [1, 1, 1, 1, 1, 1], [0, 0, 0, 0, 1, 1]],
-                       dim=12, n_heads=6, hidden_dim=16),
-            block_case(sol, hidden, 2, 8, padding=[[1, 1, 0, 1, 0, 1, 1, 0], [1, 0, 0, 0, 0, 0, 0, 1]],
-                       dim=10, n_heads=5, hidden_dim=12)]),
-        ("hidden", "model"): pack_cases([
-            model_case(sol, hidden, 3, 8, padding=[8, 2, 5], vocab_size=40, dim=12, n_layers=1, n_heads=3,
-                       hidden_dim=20, max_position_embeddings=16, num_labels=2),
-            model_case(sol, hidden, 4, 10, padding=[10, 3, 7, 1], vocab_size=60, dim=24, n_layers=3, n_heads=2,
-                       hidden_dim=32, max_position_embeddings=20, num_labels=5),
-            model_case(sol, hidden, 2, 5, pass_mask=False, vocab_size=30, dim=8, n_layers=2, n_heads=4,
-                       hidden_dim=16, max_position_embeddings=12, num_labels=3)]),
+        ("public", "model"): pack_cases(
+            [
+                model_case(
+                    sol,
+                    public,
+                    2,
+                    6,
+                    vocab_size=50,
+                    max_position_embeddings=24,
+                    n_layers=2,
+                    num_labels=3,
+                    **small,
+                )
+            ]
+        ),
+        ("hidden", "embeddings"): pack_cases(
+            [
+                embeddings_case(sol, hidden, 1, 12, vocab_size=31, dim=8, max_position_embeddings=12),
+                embeddings_case(sol, hidden, 5, 9, vocab_size=100, dim=40, max_position_embeddings=64),
+                embeddings_case(sol, hidden, 3, 1, vocab_size=20, dim=6, max_position_embeddings=10),
+            ]
+        ),
+        ("hidden", "block"): pack_cases(
+            [
+                block_case(sol, hidden, 1, 9, dim=24, n_heads=3, hidden_dim=40),
+                block_case(sol, hidden, 4, 3, dim=12, n_heads=6, hidden_dim=16),
+                block_case(sol, hidden, 2, 11, dim=32, n_heads=1, hidden_dim=8),
+                block_case(sol, hidden, 3, 1, dim=20, n_heads=2, hidden_dim=36),
+            ]
+        ),
+        ("hidden", "block_padded"): pack_cases(
+            [
+                block_case(sol, hidden, 4, 7, padding=[7, 5, 1, 3], dim=24, n_heads=3, hidden_dim=40),
+                block_case(
+                    sol,
+                    hidden,
+                    3,
+                    6,
+                    padding=[[0, 0, 1, 1, 1, 1], [1, 1, 1, 1, 1, 1], [0, 0, 0, 0, 1, 1]],
+                    dim=12,
+                    n_heads=6,
+                    hidden_dim=16,
+                ),
+                block_case(
+                    sol,
+                    hidden,
+                    2,
+                    8,
+                    padding=[[1, 1, 0, 1, 0, 1, 1, 0], [1, 0, 0, 0, 0, 0, 0, 1]],
+                    dim=10,
+                    n_heads=5,
+                    hidden_dim=12,
+                ),
+            ]
+        ),
+        ("hidden", "model"): pack_cases(
+            [
+                model_case(
+                    sol,
+                    hidden,
+                    3,
+                    8,
+                    padding=[8, 2, 5],
+                    vocab_size=40,
+                    dim=12,
+                    n_layers=1,
+                    n_heads=3,
+                    hidden_dim=20,
+                    max_position_embeddings=16,
+                    num_labels=2,
+                ),
+                model_case(
+                    sol,
+                    hidden,
+                    4,
+                    10,
+                    padding=[10, 3, 7, 1],
+                    vocab_size=60,
+                    dim=24,
+                    n_layers=3,
+                    n_heads=2,
+                    hidden_dim=32,
+                    max_position_embeddings=20,
+                    num_labels=5,
+                ),
+                model_case(
+                    sol,
+                    hidden,
+                    2,
+                    5,
+                    pass_mask=False,
+                    vocab_size=30,
+                    dim=8,
+                    n_layers=2,
+                    n_heads=4,
+                    hidden_dim=16,
+                    max_position_embeddings=12,
+                    num_labels=3,
+                ),
+            ]
+        ),
         **pretrained_fixtures(sol, head),
         # Last, so the generators give every fixture above the values it had before exercise 5 existed.
         ("public", "sdpa"): pack_cases([sdpa_case(sol, public, 3, 2, 5, 4, padding=[5, 3, 1])]),
-        ("hidden", "sdpa"): pack_cases([
-            sdpa_case(sol, hidden, 4, 3, 7, 8, padding=[7, 5, 1, 3]),
-            sdpa_case(sol, hidden, 3, 6, 6, 2, padding=[[0, 0, 1, 1, 1, 1], [1, 1, 1, 1, 1, 1], [0, 0, 0, 0, 1, 1]]),
-            sdpa_case(sol, hidden, 2, 1, 8, 16, padding=[[1, 1, 0, 1, 0, 1, 1, 0], [1, 0, 0, 0, 0, 0, 0, 1]]),
-            sdpa_case(sol, hidden, 1, 4, 3, 5)]),
+        ("hidden", "sdpa"): pack_cases(
+            [
+                sdpa_case(sol, hidden, 4, 3, 7, 8, padding=[7, 5, 1, 3]),
+                sdpa_case(
+                    sol,
+                    hidden,
+                    3,
+                    6,
+                    6,
+                    2,
+                    padding=[[0, 0, 1, 1, 1, 1], [1, 1, 1, 1, 1, 1], [0, 0, 0, 0, 1, 1]],
+                ),
+                sdpa_case(
+                    sol, hidden, 2, 1, 8, 16, padding=[[1, 1, 0, 1, 0, 1, 1, 0], [1, 0, 0, 0, 0, 0, 0, 1]]
+                ),
+                sdpa_case(sol, hidden, 1, 4, 3, 5),
+            ]
+        ),
     }

@@ -31,6 +31,7 @@ Every expected value comes from the notebook's own solution
 attention does not depend on the classification head, so the recipe loads the classifier without
 assignment 2's fitted head: these fixtures can be built before (or without) assignment 2's.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -45,21 +46,30 @@ from staff.authoring.tensors import Draws, padding_mask, text_bytes
 
 ASSIGNMENT = "03_visualising_attention"
 #: The tolerances (atol, rtol) the notebook's tests compare these fixtures with (staff.authoring.fixtures).
-TOLERANCES = {"*": (1e-6, 1e-5), "statistics/entropy": (1e-5, 1e-5), "sentences/entropy": (1e-5, 1e-5),
-              # An input, not graded: the pretrained model's per-head attention in float32, which moves
-              # by up to a third of this on another CPU's kernels (33.5% under ATEN_CPU_CAPABILITY=
-              # default); kernels read the committed copy, so the check allows half of it.
-              "sentences/heads": (1e-6, 1e-5, 0.5),
-              "sentences/averaged": (1e-5, 0.0), "sentences/maps": (1e-5, 0.0),
-              **{plot: (1e-6, 0.0) for plot in ("statistics/attention_plot", "statistics/layers_plot",
-                                               "averaging/token_plot")}}
+TOLERANCES = {
+    "*": (1e-6, 1e-5),
+    "statistics/entropy": (1e-5, 1e-5),
+    "sentences/entropy": (1e-5, 1e-5),
+    # An input, not graded: the pretrained model's per-head attention in float32, which moves
+    # by up to a third of this on another CPU's kernels (33.5% under ATEN_CPU_CAPABILITY=
+    # default); kernels read the committed copy, so the check allows half of it.
+    "sentences/heads": (1e-6, 1e-5, 0.5),
+    "sentences/averaged": (1e-5, 0.0),
+    "sentences/maps": (1e-5, 0.0),
+    **{
+        plot: (1e-6, 0.0)
+        for plot in ("statistics/attention_plot", "statistics/layers_plot", "averaging/token_plot")
+    },
+}
 #: The expected outputs in each fixture (key patterns): a grading kernel never sees them, the judge
 #: compares with them (staff/grading/sandbox.py, judge.py). Everything else is an input: ``maps``
 #: and ``words`` repeat the head-averaged attention and the tokens as the inputs of the statistics
 #: tests, because ``averaged`` and ``tokens`` are what the averaging and encoding tests expect.
-OUTPUTS = {"averaging": ("expected", "token_plot*"),
-           "statistics": ("cls", "sep", "self", "entropy", "attention_plot*", "layers_plot*"),
-           "sentences": ("input_ids", "tokens", "sentence_b_start", "averaged", "cls", "sep", "self", "entropy")}
+OUTPUTS = {
+    "averaging": ("expected", "token_plot*"),
+    "statistics": ("cls", "sep", "self", "entropy", "attention_plot*", "layers_plot*"),
+    "sentences": ("input_ids", "tokens", "sentence_b_start", "averaged", "cls", "sep", "self", "entropy"),
+}
 
 #: Sentences students never see in the notebook (None: a single sentence).
 HIDDEN_SENTENCES = [
@@ -78,18 +88,25 @@ README_FIGURE = paths.ROOT / "docs" / "figures" / "attention_layers.png"
 PADDING_DRIFT = 2e-6
 
 
-def averaging_case(sol: dict, draws: Draws, n_layers: int, batch: int, n_heads: int, seq: int,
-                   index: int, padding=None) -> dict:
+def averaging_case(
+    sol: dict, draws: Draws, n_layers: int, batch: int, n_heads: int, seq: int, index: int, padding=None
+) -> dict:
     """Random attention as a model returns it (padded keys get weight exactly 0) and its head average."""
     mask = padding_mask(batch, seq, padding)
     scores = draws.normal(n_layers, batch, n_heads, seq, seq) * 2.0
     scores = scores.masked_fill((mask == 0)[None, :, None, None, :], float("-inf"))
     attentions = scores.softmax(dim=-1)
     use_mask = padding is not None
-    expected = sol["head_averaged_attention"](tuple(attentions), index=index,
-                                              attention_mask=mask if use_mask else None)
-    return {"attentions": attentions.numpy(), "index": np.array(index), "attention_mask": mask.numpy(),
-            "use_mask": np.array(int(use_mask)), "expected": expected.numpy()}
+    expected = sol["head_averaged_attention"](
+        tuple(attentions), index=index, attention_mask=mask if use_mask else None
+    )
+    return {
+        "attentions": attentions.numpy(),
+        "index": np.array(index),
+        "attention_mask": mask.numpy(),
+        "use_mask": np.array(int(use_mask)),
+        "expected": expected.numpy(),
+    }
 
 
 def statistics_case(sol: dict, draws: Draws, n_layers: int, n_heads: int, tokens: list[str]) -> dict:
@@ -99,17 +116,24 @@ def statistics_case(sol: dict, draws: Draws, n_layers: int, n_heads: int, tokens
     seq = len(tokens)
     heads = (draws.normal(n_layers, n_heads, seq, seq) * 3.0).softmax(dim=-1)
     zeros = draws.uniform(n_layers, n_heads, seq, seq) < 0.2
-    zeros[..., 0] = False                      # keep every row non-empty
+    zeros[..., 0] = False  # keep every row non-empty
     heads = heads.masked_fill(zeros, 0.0)
     heads = heads / heads.sum(dim=-1, keepdim=True)
-    heads[-1, :, seq // 2] = torch.nn.functional.one_hot(torch.tensor(seq - 1), seq).float()  # one-hot in every head
-    heads[0, -1, 0] = torch.nn.functional.one_hot(torch.tensor(seq // 2), seq).float()        # and in one head only
+    heads[-1, :, seq // 2] = torch.nn.functional.one_hot(
+        torch.tensor(seq - 1), seq
+    ).float()  # one-hot in every head
+    heads[0, -1, 0] = torch.nn.functional.one_hot(torch.tensor(seq // 2), seq).float()  # and in one head only
     avg = heads.mean(dim=1)
     shares = sol["attention_shares"](avg, tokens)
-    return {"heads": heads.numpy(), "averaged": avg.numpy(), "maps": avg.numpy(),
-            "tokens": text_bytes(" ".join(tokens)), "words": text_bytes(" ".join(tokens)),
-            **{key: shares[key].numpy() for key in ("cls", "sep", "self")},
-            "entropy": sol["attention_entropy"](heads).numpy()}
+    return {
+        "heads": heads.numpy(),
+        "averaged": avg.numpy(),
+        "maps": avg.numpy(),
+        "tokens": text_bytes(" ".join(tokens)),
+        "words": text_bytes(" ".join(tokens)),
+        **{key: shares[key].numpy() for key in ("cls", "sep", "self")},
+        "entropy": sol["attention_entropy"](heads).numpy(),
+    }
 
 
 def _read_panels(prefix: str, panels: list) -> dict[str, np.ndarray]:
@@ -143,7 +167,10 @@ def token_plot_outputs(sol: dict, case: dict) -> dict:
     first = tuple(torch.tensor(layer[:1]) for layer in case["attentions"])
     seq = case["attentions"].shape[-1]
     figure = sol["plot_token_attention"](first, [f"w{i}" for i in range(seq)], seq - 1)
-    out = {**case, **_read_panels("token_plot", figures.layer_panels("plot_token_attention", figure, len(first)))}
+    out = {
+        **case,
+        **_read_panels("token_plot", figures.layer_panels("plot_token_attention", figure, len(first))),
+    }
     plt.close(figure)
     return out
 
@@ -166,48 +193,94 @@ def sentence_fixtures(sol: dict) -> dict:
         attentions = hf_model(input_ids=input_ids, output_attentions=True).attentions
         averaged, heads = sol["head_averaged_attention"](attentions), torch.stack([a[0] for a in attentions])
         shares = sol["attention_shares"](averaged, tokens)
-        cases.append({"text": text_bytes(text), "text_pair": text_bytes(text_pair or ""), "input_ids": input_ids.numpy(),
-                      "tokens": text_bytes(" ".join(tokens)), "words": text_bytes(" ".join(tokens)),
-                      "sentence_b_start": np.array(-1 if sentence_b_start is None else sentence_b_start),
-                      "averaged": averaged.numpy(), "maps": averaged.numpy(), "heads": heads.numpy(),
-                      **{key: shares[key].numpy() for key in ("cls", "sep", "self")},
-                      "entropy": sol["attention_entropy"](heads).numpy()})
+        cases.append(
+            {
+                "text": text_bytes(text),
+                "text_pair": text_bytes(text_pair or ""),
+                "input_ids": input_ids.numpy(),
+                "tokens": text_bytes(" ".join(tokens)),
+                "words": text_bytes(" ".join(tokens)),
+                "sentence_b_start": np.array(-1 if sentence_b_start is None else sentence_b_start),
+                "averaged": averaged.numpy(),
+                "maps": averaged.numpy(),
+                "heads": heads.numpy(),
+                **{key: shares[key].numpy() for key in ("cls", "sep", "self")},
+                "entropy": sol["attention_entropy"](heads).numpy(),
+            }
+        )
         ids.append(input_ids[0])
     seq = max(len(i) for i in ids)
     input_ids = torch.full((len(ids), seq), tokenizer.pad_token_id, dtype=torch.long)
     attention_mask = torch.zeros((len(ids), seq), dtype=torch.long)
     for row, sentence in enumerate(ids):
-        input_ids[row, :len(sentence)], attention_mask[row, :len(sentence)] = sentence, 1
-    attentions = hf_model(input_ids=input_ids, attention_mask=attention_mask, output_attentions=True).attentions
+        input_ids[row, : len(sentence)], attention_mask[row, : len(sentence)] = sentence, 1
+    attentions = hf_model(
+        input_ids=input_ids, attention_mask=attention_mask, output_attentions=True
+    ).attentions
     for index, case in enumerate(cases):
         got = sol["head_averaged_attention"](attentions, index=index, attention_mask=attention_mask)
         drift = np.abs(got.numpy() - case["averaged"]).max()
         if drift > PADDING_DRIFT:
             raise RuntimeError(f"sentence {index}: padded vs alone differ by {drift:.2e} > {PADDING_DRIFT:g}")
-    return {("hidden", "sentences"): pack_cases(cases),
-            ("hidden", "padded_batch"): {"input_ids": input_ids.numpy(), "attention_mask": attention_mask.numpy()}}
+    return {
+        ("hidden", "sentences"): pack_cases(cases),
+        ("hidden", "padded_batch"): {
+            "input_ids": input_ids.numpy(),
+            "attention_mask": attention_mask.numpy(),
+        },
+    }
 
 
 def build() -> dict:
     sol = solution_namespace(ASSIGNMENT)
     public, hidden = Draws(2024), Draws(6_1989)
     return {
-        ("public", "averaging"): pack_cases([
-            averaging_case(sol, public, n_layers=2, batch=2, n_heads=3, seq=5, index=1),
-            averaging_case(sol, public, n_layers=3, batch=2, n_heads=2, seq=6, index=1, padding=[6, 4])]),
-        ("public", "statistics"): pack_cases([
-            statistics_case(sol, public, 3, 4, ["[CLS]", "the", "cat", "[SEP]", "it", "purrs", "[SEP]"])]),
-        ("hidden", "averaging"): pack_cases(token_plot_outputs(sol, case) for case in [
-            averaging_case(sol, hidden, n_layers=3, batch=3, n_heads=5, seq=7, index=2),
-            averaging_case(sol, hidden, n_layers=1, batch=2, n_heads=2, seq=6, index=0,
-                           padding=[[0, 0, 1, 1, 1, 1], [1, 1, 1, 1, 1, 1]]),
-            averaging_case(sol, hidden, n_layers=2, batch=3, n_heads=4, seq=8, index=1,
-                           padding=[8, [1, 0, 1, 1, 0, 1, 1, 0], 3]),
-            averaging_case(sol, hidden, n_layers=4, batch=1, n_heads=1, seq=4, index=0, padding=[4])]),
-        ("hidden", "statistics"): pack_cases(plot_outputs(sol, case) for case in [
-            statistics_case(sol, hidden, 1, 3, ["[CLS]", "hello", "[SEP]"]),
-            statistics_case(sol, hidden, 4, 2, ["[CLS]", "a", "b", "[SEP]", "c", "d", "e", "[SEP]", "f", "[SEP]"]),
-            statistics_case(sol, hidden, 2, 1, ["[CLS]", "x", "##y", "z", "[SEP]"])]),
+        ("public", "averaging"): pack_cases(
+            [
+                averaging_case(sol, public, n_layers=2, batch=2, n_heads=3, seq=5, index=1),
+                averaging_case(sol, public, n_layers=3, batch=2, n_heads=2, seq=6, index=1, padding=[6, 4]),
+            ]
+        ),
+        ("public", "statistics"): pack_cases(
+            [statistics_case(sol, public, 3, 4, ["[CLS]", "the", "cat", "[SEP]", "it", "purrs", "[SEP]"])]
+        ),
+        ("hidden", "averaging"): pack_cases(
+            token_plot_outputs(sol, case)
+            for case in [
+                averaging_case(sol, hidden, n_layers=3, batch=3, n_heads=5, seq=7, index=2),
+                averaging_case(
+                    sol,
+                    hidden,
+                    n_layers=1,
+                    batch=2,
+                    n_heads=2,
+                    seq=6,
+                    index=0,
+                    padding=[[0, 0, 1, 1, 1, 1], [1, 1, 1, 1, 1, 1]],
+                ),
+                averaging_case(
+                    sol,
+                    hidden,
+                    n_layers=2,
+                    batch=3,
+                    n_heads=4,
+                    seq=8,
+                    index=1,
+                    padding=[8, [1, 0, 1, 1, 0, 1, 1, 0], 3],
+                ),
+                averaging_case(sol, hidden, n_layers=4, batch=1, n_heads=1, seq=4, index=0, padding=[4]),
+            ]
+        ),
+        ("hidden", "statistics"): pack_cases(
+            plot_outputs(sol, case)
+            for case in [
+                statistics_case(sol, hidden, 1, 3, ["[CLS]", "hello", "[SEP]"]),
+                statistics_case(
+                    sol, hidden, 4, 2, ["[CLS]", "a", "b", "[SEP]", "c", "d", "e", "[SEP]", "f", "[SEP]"]
+                ),
+                statistics_case(sol, hidden, 2, 1, ["[CLS]", "x", "##y", "z", "[SEP]"]),
+            ]
+        ),
         **sentence_fixtures(sol),
     }
 

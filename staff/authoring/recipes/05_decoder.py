@@ -27,6 +27,7 @@ PyTorch's and Hugging Face's own implementations; all on the CPU in float32.
   solution's ``parity_logits`` and ``parity_cross`` (every decoder layer) for 8 such sequences and
   random answers (the prerequisite, as for ``heldout``).
 """
+
 from __future__ import annotations
 
 import types
@@ -38,55 +39,109 @@ import torch
 
 from course import gpt, paths, text
 from course.fixtures import pack_cases
-from staff.course_dir import nbgrader, source_notebook
 from staff.authoring.reference import solution_namespace
 from staff.authoring.tensors import Draws, int_array, padding_mask, random_ids, randomize, state_arrays
+from staff.course_dir import nbgrader, source_notebook
 
 ASSIGNMENT = "05_decoder"
 HELDOUT = Path(__file__).resolve().parent.parent / "heldout" / "devils_dictionary_w-z.txt"
 #: The tolerances (atol, rtol) the notebook's tests compare these fixtures with (staff.authoring.fixtures).
-TOLERANCES = {"*": (1e-6, 1e-5), "decoder_layer/y": (1e-5, 1e-5), "gpt": (1e-5, 1e-5),
-              "heldout/logits": (5e-3, 5e-3), "reversal/parity_logits": (5e-3, 5e-3),
-              "reversal/parity_cross": (5e-3, 5e-3)}  # the prerequisites: parity with the grader's weights
+TOLERANCES = {
+    "*": (1e-6, 1e-5),
+    "decoder_layer/y": (1e-5, 1e-5),
+    "gpt": (1e-5, 1e-5),
+    "heldout/logits": (5e-3, 5e-3),
+    "reversal/parity_logits": (5e-3, 5e-3),
+    "reversal/parity_cross": (5e-3, 5e-3),
+}  # the prerequisites: parity with the grader's weights
 #: The expected outputs in each fixture (key patterns): a grading kernel never sees them, the judge
 #: compares with them (staff/grading/sandbox.py, judge.py). Everything else is an input.
-OUTPUTS = {"causal": ("mask", "out", "weights"), "decoder_layer": ("y", "cross_weights"), "gpt": ("logits",),
-           "sampling": ("probs",), "decoding": ("greedy", "lengths", "sampled"),
-           "language_model": ("loss", "perplexity_*"), "heldout": ("targets", "logits"),
-           "reversal": ("targets", "alignment", "parity_logits", "parity_cross")}
+OUTPUTS = {
+    "causal": ("mask", "out", "weights"),
+    "decoder_layer": ("y", "cross_weights"),
+    "gpt": ("logits",),
+    "sampling": ("probs",),
+    "decoding": ("greedy", "lengths", "sampled"),
+    "language_model": ("loss", "perplexity_*"),
+    "heldout": ("targets", "logits"),
+    "reversal": ("targets", "alignment", "parity_logits", "parity_cross"),
+}
 GPT_SIZES = ("vocab_size", "n_positions", "d_model", "n_heads", "n_layers")
 
 
 def _arrays(**values) -> dict[str, np.ndarray]:
-    return {k: v.detach().cpu().numpy().copy() if torch.is_tensor(v) else np.asarray(v) for k, v in values.items()}
+    return {
+        k: v.detach().cpu().numpy().copy() if torch.is_tensor(v) else np.asarray(v) for k, v in values.items()
+    }
 
 
 @torch.no_grad()
-def causal_case(sol: dict, g: Draws, batch: int, heads: int, query: int, past: int, d_head: int,
-                pattern=None) -> dict:
+def causal_case(
+    sol: dict, g: Draws, batch: int, heads: int, query: int, past: int, d_head: int, pattern=None
+) -> dict:
     total = past + query
     q = g.normal(batch, heads, query, d_head)
     k, v = (g.normal(batch, heads, total, d_head) for _ in range(2))
     attention_mask = padding_mask(batch, total, pattern)
     mask = sol["decoder_mask"](attention_mask, query, past_length=past)
     out, weights = sol["attend"](q, k, v, mask)
-    return _arrays(q=q, k=k, v=v, attention_mask=attention_mask, past_length=int_array(past), mask=mask,
-                   out=out, weights=weights)
+    return _arrays(
+        q=q,
+        k=k,
+        v=v,
+        attention_mask=attention_mask,
+        past_length=int_array(past),
+        mask=mask,
+        out=out,
+        weights=weights,
+    )
 
 
 @torch.no_grad()
-def decoder_layer_case(sol: dict, g: Draws, d_model: int, n_heads: int, batch: int, seq: int, memory_len: int,
-                       x_pattern=None, memory_pattern=None) -> dict:
-    layer = randomize(torch.nn.TransformerDecoderLayer(d_model, n_heads, 2 * d_model, dropout=0.0, batch_first=True), g)
+def decoder_layer_case(
+    sol: dict,
+    g: Draws,
+    d_model: int,
+    n_heads: int,
+    batch: int,
+    seq: int,
+    memory_len: int,
+    x_pattern=None,
+    memory_pattern=None,
+) -> dict:
+    layer = randomize(
+        torch.nn.TransformerDecoderLayer(d_model, n_heads, 2 * d_model, dropout=0.0, batch_first=True), g
+    )
     x, memory = g.normal(batch, seq, d_model), g.normal(batch, memory_len, d_model)
-    x_padding, memory_padding = padding_mask(batch, seq, x_pattern), padding_mask(batch, memory_len, memory_pattern)
+    x_padding, memory_padding = (
+        padding_mask(batch, seq, x_pattern),
+        padding_mask(batch, memory_len, memory_pattern),
+    )
     y, cross = sol["decoder_layer"](x, memory, layer.state_dict(), n_heads, x_padding, memory_padding)
-    expected = layer(x, memory, tgt_mask=torch.ones(seq, seq, dtype=torch.bool).triu(1), tgt_is_causal=True,
-                     tgt_key_padding_mask=x_padding == 0, memory_key_padding_mask=memory_padding == 0)
+    expected = layer(
+        x,
+        memory,
+        tgt_mask=torch.ones(seq, seq, dtype=torch.bool).triu(1),
+        tgt_is_causal=True,
+        tgt_key_padding_mask=x_padding == 0,
+        memory_key_padding_mask=memory_padding == 0,
+    )
     real = x_padding.bool()
-    assert (y[real] - expected[real]).abs().max() < 1e-5, "the solution's decoder layer differs from PyTorch's"
-    return {**state_arrays(layer, "p."), **_arrays(x=x, memory=memory, x_padding=x_padding, memory_padding=memory_padding,
-                                                   n_heads=int_array(n_heads), y=y, cross_weights=cross)}
+    assert (y[real] - expected[real]).abs().max() < 1e-5, (
+        "the solution's decoder layer differs from PyTorch's"
+    )
+    return {
+        **state_arrays(layer, "p."),
+        **_arrays(
+            x=x,
+            memory=memory,
+            x_padding=x_padding,
+            memory_padding=memory_padding,
+            n_heads=int_array(n_heads),
+            y=y,
+            cross_weights=cross,
+        ),
+    }
 
 
 @torch.no_grad()
@@ -101,7 +156,9 @@ def _gpt2_init(model, draws: Draws):
         elif p.dim() == 1:  # LayerNorm weight
             p.fill_(1.0)
         else:
-            std = model.config.initializer_range / (1 if not name.endswith("c_proj.weight") else (2 * model.config.n_layer) ** 0.5)
+            std = model.config.initializer_range / (
+                1 if not name.endswith("c_proj.weight") else (2 * model.config.n_layer) ** 0.5
+            )
             p.copy_(draws.normal(p.shape) * std)
     return model
 
@@ -118,58 +175,115 @@ def gpt_case(g: Draws, seed: int, batch: int, seq: int, split: int, pattern=None
     attention_mask = padding_mask(batch, seq, pattern)
     ids = random_ids(g, sizes["vocab_size"], attention_mask)
     logits = model(input_ids=ids, attention_mask=attention_mask).logits
-    return {**arrays, **_arrays(ids=ids, attention_mask=attention_mask, split=int_array(split), logits=logits)}
+    return {
+        **arrays,
+        **_arrays(ids=ids, attention_mask=attention_mask, split=int_array(split), logits=logits),
+    }
 
 
 def sampling_case(sol: dict, g: Draws, batch: int, vocab: int, settings: list[tuple]) -> dict:
     logits = g.normal(batch, vocab) * 2.5
-    probs = [sol["next_token_distribution"](logits, temperature=t, top_k=int(k) or None, top_p=p or None)
-             for t, k, p in settings]
+    probs = [
+        sol["next_token_distribution"](logits, temperature=t, top_k=int(k) or None, top_p=p or None)
+        for t, k, p in settings
+    ]
     return _arrays(logits=logits, settings=np.array(settings, dtype=np.float64), probs=torch.stack(probs))
 
 
 @torch.no_grad()
-def generate_case(sol: dict, g: Draws, seed: int, batch: int, prompt_len: int, steps: int, temperature: float,
-                  top_k: int, top_p: float, **sizes: int) -> dict:
+def generate_case(
+    sol: dict,
+    g: Draws,
+    seed: int,
+    batch: int,
+    prompt_len: int,
+    steps: int,
+    temperature: float,
+    top_k: int,
+    top_p: float,
+    **sizes: int,
+) -> dict:
     model, arrays = _reference(seed, **sizes)
     ours = sol["gpt_from_case"](arrays)
     prompt = g.integers(0, sizes["vocab_size"], (batch, prompt_len))
     counting = sol["CountingModel"](ours)
     greedy = sol["generate"](counting, prompt, steps, temperature=0)
-    reference = model.generate(prompt, attention_mask=torch.ones_like(prompt), do_sample=False,
-                               max_new_tokens=steps, pad_token_id=0)
+    reference = model.generate(
+        prompt, attention_mask=torch.ones_like(prompt), do_sample=False, max_new_tokens=steps, pad_token_id=0
+    )
     assert torch.equal(greedy, reference), "the solution's greedy decoding differs from GPT-2's generate()"
-    sampled = sol["generate"](ours, prompt, steps, temperature=temperature, top_k=top_k or None, top_p=top_p or None,
-                              generator=torch.Generator().manual_seed(seed))
-    return {**arrays, **_arrays(prompt=prompt, max_new_tokens=int_array(steps), temperature=np.array(temperature),
-                                top_k=int_array(top_k), top_p=np.array(top_p), seed=int_array(seed), greedy=greedy,
-                                lengths=torch.tensor(counting.lengths), sampled=sampled)}
+    sampled = sol["generate"](
+        ours,
+        prompt,
+        steps,
+        temperature=temperature,
+        top_k=top_k or None,
+        top_p=top_p or None,
+        generator=torch.Generator().manual_seed(seed),
+    )
+    return {
+        **arrays,
+        **_arrays(
+            prompt=prompt,
+            max_new_tokens=int_array(steps),
+            temperature=np.array(temperature),
+            top_k=int_array(top_k),
+            top_p=np.array(top_p),
+            seed=int_array(seed),
+            greedy=greedy,
+            lengths=torch.tensor(counting.lengths),
+            sampled=sampled,
+        ),
+    }
 
 
-def language_model_case(sol: dict, g: Draws, batch: int, seq: int, vocab: int, train_len: int,
-                        val_len: int) -> dict:
+def language_model_case(
+    sol: dict, g: Draws, batch: int, seq: int, vocab: int, train_len: int, val_len: int
+) -> dict:
     logits = g.normal(batch, seq, vocab) * 2
     ids = g.integers(0, vocab, (batch, seq))
     # Texts with structure (a bigram model beats a unigram one) and characters never seen in training.
     train_ids = torch.cumsum(g.integers(0, 3, (train_len,)), 0) % (vocab - 1)
     val_ids = torch.cumsum(g.integers(0, 4, (val_len,)), 0) % vocab
-    perplexities = {f"perplexity_{order}": np.array(sol["ngram_perplexity"](train_ids, val_ids, vocab, order))
-                    for order in (1, 2)}
-    return {**_arrays(logits=logits, ids=ids, loss=sol["lm_loss"](logits, ids), train_ids=train_ids, val_ids=val_ids,
-                      vocab_size=int_array(vocab)), **perplexities}
+    perplexities = {
+        f"perplexity_{order}": np.array(sol["ngram_perplexity"](train_ids, val_ids, vocab, order))
+        for order in (1, 2)
+    }
+    return {
+        **_arrays(
+            logits=logits,
+            ids=ids,
+            loss=sol["lm_loss"](logits, ids),
+            train_ids=train_ids,
+            val_ids=val_ids,
+            vocab_size=int_array(vocab),
+        ),
+        **perplexities,
+    }
 
 
 def graded_sizes() -> dict[str, int]:
     """What the graded run trains, read from the notebook's given (read-only) cells: the autograder's
     branch of ``lm_graded_settings`` and the ``S2S_*`` line of ``train_seq2seq``. The grader's weights
     for the prerequisite must fit the trained models, whose parameters the test loads after them."""
-    cells = {nbgrader(c).get("grade_id"): c.source for c in nbformat.read(source_notebook(ASSIGNMENT), as_version=4).cells}
-    found = {"env": types.SimpleNamespace(under_autograde=lambda: True), "print": lambda *args, **kwargs: None}
+    cells = {
+        nbgrader(c).get("grade_id"): c.source
+        for c in nbformat.read(source_notebook(ASSIGNMENT), as_version=4).cells
+    }
+    found = {
+        "env": types.SimpleNamespace(under_autograde=lambda: True),
+        "print": lambda *args, **kwargs: None,
+    }
     exec(cells["lm_graded_settings"], found)
     exec("\n".join(line for line in cells["train_seq2seq"].splitlines() if line.startswith("S2S_")), found)
-    return {"vocab_size": text.VOCAB_SIZE, "n_positions": found["CONTEXT"], "d_model": found["D_MODEL"],
-            "n_heads": found["N_HEADS"], "n_layers": found["N_LAYERS"],
-            "s2s": dict(d_model=found["S2S_D_MODEL"], n_heads=found["S2S_HEADS"], n_layers=found["S2S_LAYERS"])}
+    return {
+        "vocab_size": text.VOCAB_SIZE,
+        "n_positions": found["CONTEXT"],
+        "d_model": found["D_MODEL"],
+        "n_heads": found["N_HEADS"],
+        "n_layers": found["N_LAYERS"],
+        "s2s": dict(d_model=found["S2S_D_MODEL"], n_heads=found["S2S_HEADS"], n_layers=found["S2S_LAYERS"]),
+    }
 
 
 @torch.no_grad()
@@ -185,12 +299,20 @@ def heldout_case(sol: dict, g: Draws, sizes: dict[str, int], length: int = 32, p
     parity_ids = g.integers(0, sizes["vocab_size"], (parity, length))
     logits = model(input_ids=parity_ids).logits
     ours = sol["gpt_from_case"](case)(parity_ids)[0]
-    assert (ours - logits).abs().max() < 1e-5, "the solution's GPT differs from GPT-2 with the grader's weights"
+    assert (ours - logits).abs().max() < 1e-5, (
+        "the solution's GPT differs from GPT-2 with the grader's weights"
+    )
     return {**case, **_arrays(windows=blocks[:, :-1], targets=blocks[:, -1], ids=parity_ids, logits=logits)}
 
 
-def reversal_case(sol: dict, g: Draws, batch: int = 64, width: int = 12, parity: int = 8,
-                  sizes: dict[str, int] | None = None) -> dict:
+def reversal_case(
+    sol: dict,
+    g: Draws,
+    batch: int = 64,
+    width: int = 12,
+    parity: int = 8,
+    sizes: dict[str, int] | None = None,
+) -> dict:
     """Sources drawn with :class:`Draws` (the notebook's own sampler uses torch's generator), in the
     notebook's tokens; what reversing them gives, and where each output digit must look. Then the
     prerequisite: random weights of the given sizes in the solution's ``Seq2Seq``, and its logits
@@ -203,17 +325,30 @@ def reversal_case(sol: dict, g: Draws, batch: int = 64, width: int = 12, parity:
         digits = g.integers(0, 10, (n,)) + sol["FIRST_DIGIT"]
         source[row, :n] = digits
         targets[row, :n], targets[row, n] = digits.flip(0), sol["EOS"]
-        alignment[row, :n] = torch.arange(n - 1, -1, -1)           # output digit i copies source digit n - 1 - i
+        alignment[row, :n] = torch.arange(n - 1, -1, -1)  # output digit i copies source digit n - 1 - i
     padding = (source != sol["PAD"]).long()
     sizes = sizes or graded_sizes()["s2s"]
     model = randomize(sol["Seq2Seq"](sol["SEQ2SEQ_VOCAB"], **sizes), g)
-    target_in = torch.cat([torch.full((parity, 1), sol["BOS"]), g.integers(0, 10, (parity, width)) + sol["FIRST_DIGIT"]], 1)
+    target_in = torch.cat(
+        [torch.full((parity, 1), sol["BOS"]), g.integers(0, 10, (parity, width)) + sol["FIRST_DIGIT"]], 1
+    )
     with torch.no_grad():
         logits, cross = model(source[:parity], padding[:parity], target_in, torch.ones_like(target_in))
-    return {**state_arrays(model, "w."), **{k: int_array(v) for k, v in sizes.items()},
-            **_arrays(source=source, source_padding=padding, targets=targets, alignment=alignment,
-                      parity_source=source[:parity], parity_source_padding=padding[:parity], parity_target_in=target_in,
-                      parity_logits=logits, parity_cross=torch.stack(list(cross)))}
+    return {
+        **state_arrays(model, "w."),
+        **{k: int_array(v) for k, v in sizes.items()},
+        **_arrays(
+            source=source,
+            source_padding=padding,
+            targets=targets,
+            alignment=alignment,
+            parity_source=source[:parity],
+            parity_source_padding=padding[:parity],
+            parity_target_in=target_in,
+            parity_logits=logits,
+            parity_cross=torch.stack(list(cross)),
+        ),
+    }
 
 
 def build() -> dict:
@@ -225,30 +360,111 @@ def build() -> dict:
     settings = [(1.0, 0, 0.0), (0.7, 0, 0.0), (1.0, 5, 0.0), (1.0, 0, 0.9), (0.0, 0, 0.0), (1.3, 8, 0.8)]
     return {
         ("public", "causal"): pack_cases([causal_case(sol, public, 2, 2, 5, 0, 4, [5, 3])]),
-        ("hidden", "causal"): pack_cases([
-            causal_case(sol, hidden, 3, 4, 6, 0, 8, [6, 2, [0, 0, 1, 1, 1, 1]]),
-            causal_case(sol, hidden, 2, 3, 1, 7, 5, [8, 4]),
-            causal_case(sol, hidden, 1, 1, 4, 3, 16)]),
-        ("public", "decoder_layer"): pack_cases([decoder_layer_case(sol, public, 16, 2, 2, 5, 6, [5, 3], [4, 6])]),
-        ("hidden", "decoder_layer"): pack_cases([
-            decoder_layer_case(sol, hidden, 24, 3, 3, 7, 4, [7, 1, 5], [4, 2, 3]),
-            decoder_layer_case(sol, hidden, 40, 5, 1, 9, 11)]),
+        ("hidden", "causal"): pack_cases(
+            [
+                causal_case(sol, hidden, 3, 4, 6, 0, 8, [6, 2, [0, 0, 1, 1, 1, 1]]),
+                causal_case(sol, hidden, 2, 3, 1, 7, 5, [8, 4]),
+                causal_case(sol, hidden, 1, 1, 4, 3, 16),
+            ]
+        ),
+        ("public", "decoder_layer"): pack_cases(
+            [decoder_layer_case(sol, public, 16, 2, 2, 5, 6, [5, 3], [4, 6])]
+        ),
+        ("hidden", "decoder_layer"): pack_cases(
+            [
+                decoder_layer_case(sol, hidden, 24, 3, 3, 7, 4, [7, 1, 5], [4, 2, 3]),
+                decoder_layer_case(sol, hidden, 40, 5, 1, 9, 11),
+            ]
+        ),
         ("public", "gpt"): pack_cases([gpt_case(public, 1, 2, 10, 6, [10, 7], **small)]),
-        ("hidden", "gpt"): pack_cases([
-            gpt_case(hidden, 2, 3, 14, 9, [14, 11, 5], vocab_size=83, n_positions=40, d_model=36, n_heads=3, n_layers=3),
-            gpt_case(hidden, 3, 1, 23, 1, None, vocab_size=50, n_positions=24, d_model=40, n_heads=5, n_layers=1)]),
+        ("hidden", "gpt"): pack_cases(
+            [
+                gpt_case(
+                    hidden,
+                    2,
+                    3,
+                    14,
+                    9,
+                    [14, 11, 5],
+                    vocab_size=83,
+                    n_positions=40,
+                    d_model=36,
+                    n_heads=3,
+                    n_layers=3,
+                ),
+                gpt_case(
+                    hidden,
+                    3,
+                    1,
+                    23,
+                    1,
+                    None,
+                    vocab_size=50,
+                    n_positions=24,
+                    d_model=40,
+                    n_heads=5,
+                    n_layers=1,
+                ),
+            ]
+        ),
         ("public", "sampling"): pack_cases([sampling_case(sol, public, 3, 20, settings)]),
-        ("hidden", "sampling"): pack_cases([
-            sampling_case(sol, hidden, 4, 50, [(0.5, 0, 0.0), (2.0, 0, 0.0), (1.0, 3, 0.0), (1.0, 0, 0.5), (0.8, 10, 0.95)]),
-            sampling_case(sol, hidden, 2, 7, [(1.0, 0, 0.01), (1.0, 7, 0.0), (0.0, 2, 0.5), (1.0, 1, 0.0)])]),
-        ("hidden", "decoding"): pack_cases([
-            generate_case(sol, hidden, 4, 2, 4, 20, 0.9, 12, 0.9, vocab_size=71, n_positions=32, d_model=32, n_heads=4,
-                          n_layers=2),
-            generate_case(sol, hidden, 5, 1, 1, 30, 1.2, 0, 0.8, vocab_size=40, n_positions=48, d_model=24, n_heads=3,
-                          n_layers=3)]),
+        ("hidden", "sampling"): pack_cases(
+            [
+                sampling_case(
+                    sol,
+                    hidden,
+                    4,
+                    50,
+                    [(0.5, 0, 0.0), (2.0, 0, 0.0), (1.0, 3, 0.0), (1.0, 0, 0.5), (0.8, 10, 0.95)],
+                ),
+                sampling_case(
+                    sol, hidden, 2, 7, [(1.0, 0, 0.01), (1.0, 7, 0.0), (0.0, 2, 0.5), (1.0, 1, 0.0)]
+                ),
+            ]
+        ),
+        ("hidden", "decoding"): pack_cases(
+            [
+                generate_case(
+                    sol,
+                    hidden,
+                    4,
+                    2,
+                    4,
+                    20,
+                    0.9,
+                    12,
+                    0.9,
+                    vocab_size=71,
+                    n_positions=32,
+                    d_model=32,
+                    n_heads=4,
+                    n_layers=2,
+                ),
+                generate_case(
+                    sol,
+                    hidden,
+                    5,
+                    1,
+                    1,
+                    30,
+                    1.2,
+                    0,
+                    0.8,
+                    vocab_size=40,
+                    n_positions=48,
+                    d_model=24,
+                    n_heads=3,
+                    n_layers=3,
+                ),
+            ]
+        ),
         ("public", "language_model"): pack_cases([language_model_case(sol, public, 2, 6, 11, 400, 100)]),
-        ("hidden", "language_model"): pack_cases([
-            language_model_case(sol, hidden, 3, 9, 17, 900, 250), language_model_case(sol, hidden, 1, 4, 5, 60, 30)]),
+        ("hidden", "language_model"): pack_cases(
+            [
+                language_model_case(sol, hidden, 3, 9, 17, 900, 250),
+                language_model_case(sol, hidden, 1, 4, 5, 60, 30),
+            ]
+        ),
         ("hidden", "heldout"): pack_cases([heldout_case(sol, Draws(5_0506), sizes)]),
         ("hidden", "reversal"): pack_cases([reversal_case(sol, hidden, sizes=s2s_sizes)]),
     }
@@ -277,15 +493,20 @@ def save_readme_figure(path: Path | str = README_FIGURE, dpi: int = 72) -> Path:
             best = float("inf")
             for _ in range(3):  # the best of three: a figure of the code's speed, not of the machine's load
                 start = time.perf_counter()
-                outputs[use_cache] = sol["generate"](bench, torch.zeros(1, 1, dtype=torch.long), n, temperature=0,
-                                                     use_cache=use_cache)
+                outputs[use_cache] = sol["generate"](
+                    bench, torch.zeros(1, 1, dtype=torch.long), n, temperature=0, use_cache=use_cache
+                )
                 best = min(best, time.perf_counter() - start)
             seconds[use_cache].append(best)
         assert torch.equal(outputs[True], outputs[False]), "the cache changed the generated tokens"
     fig, (left, right) = plt.subplots(1, 2, figsize=(10, 3.4))
     left.plot(lengths, seconds[False], "o-", label="recompute the prefix")
     left.plot(lengths, seconds[True], "o-", label="KV cache")
-    left.set(title="Greedy generation of n tokens (4 blocks, d_model 128, CPU)", xlabel="new tokens n", ylabel="seconds")
+    left.set(
+        title="Greedy generation of n tokens (4 blocks, d_model 128, CPU)",
+        xlabel="new tokens n",
+        ylabel="seconds",
+    )
     left.legend()
     right.plot(lengths, np.array(seconds[False]) / np.array(seconds[True]), "o-", color="tab:green")
     right.set(title="Speed-up of the KV cache", xlabel="new tokens n", ylabel="time without / with")

@@ -9,6 +9,7 @@
 
 Module names start with a digit, like the assignments, so they are loaded by name here.
 """
+
 from __future__ import annotations
 
 import importlib

@@ -1,5 +1,6 @@
 """make collect: an LMS zip into submitted/ with real nbgrader zip_collect; unknown names listed;
 what the LMS said (its LATE marker, a time in its part of the name) kept for the late penalty."""
+
 from __future__ import annotations
 
 import zipfile
@@ -19,10 +20,12 @@ def test_collect_imports_an_lms_zip_and_reports_unknown_names(make_course, tmp_p
     course = make_course("collect")
     correct = next(s for s in samples.load(ASSIGNMENT) if s.student == "correct_loops")
     notebook = nbformat.writes(samples.fill(correct, course.release))
-    names = {"doejane_LATE_12345_67890_01_attention.ipynb": "doejane",
-             "smith_4_5_Copy of 01_attention.ipynb": "smith",
-             "lee_9_01_attention (1).ipynb": "lee",
-             "kim_late_2027-01-30T10-15-00+01:00_7_8_01_attention.ipynb": "kim"}
+    names = {
+        "doejane_LATE_12345_67890_01_attention.ipynb": "doejane",
+        "smith_4_5_Copy of 01_attention.ipynb": "smith",
+        "lee_9_01_attention (1).ipynb": "lee",
+        "kim_late_2027-01-30T10-15-00+01:00_7_8_01_attention.ipynb": "kim",
+    }
     unknown = ["bob_homework.ipynb", "01_attention.ipynb", "readme.txt"]
     download = tmp_path / "download.zip"
     with zipfile.ZipFile(download, "w") as archive:
@@ -50,4 +53,6 @@ def test_only_the_lms_part_of_a_name_says_late_or_when():
     assert got["late"] is True and got["timestamp"] is None
     got = collect.match("lee_2027-02-13 00:30:00_02_distilbert.ipynb", assignments)
     assert got["timestamp"] == datetime(2027, 2, 13, 0, 30), "a time without a zone is UTC"
-    assert collect.match("lee_2027-02-30T10-00-00Z_02_distilbert.ipynb", assignments) is None  # no such day: listed
+    assert (
+        collect.match("lee_2027-02-30T10-00-00Z_02_distilbert.ipynb", assignments) is None
+    )  # no such day: listed

@@ -1,5 +1,6 @@
 """Architecture diagrams and reading lists: one per assignment, drawn reproducibly, embedded in the
 notebook as a locked markdown cell with the PNG as an attachment, idempotently."""
+
 from __future__ import annotations
 
 import base64
@@ -33,7 +34,7 @@ def test_every_assignment_has_a_diagram_and_a_reading_list():
 
 
 def test_references_link_to_arxiv_abstracts_or_their_home():
-    for key, (authors, title, url) in reading_lists.REFERENCES.items():
+    for key, (authors, _title, url) in reading_lists.REFERENCES.items():
         assert re.search(r"\(\d{4}\)", authors), f"{key}: no year"
         assert url.startswith("https://"), key
         if "arxiv.org" in url:
@@ -52,10 +53,16 @@ def test_committed_diagram_is_current_and_small(tmp_path, assignment):
     # Compared as pixels, not bytes: another CPU may antialias an edge pixel differently, while a
     # changed character of a label already changes some 25 pixels by more than 48 levels.
     with Image.open(io.BytesIO(fresh)) as a, Image.open(committed) as b:
-        assert a.size == b.size, f"{committed.name} is stale (size {b.size}, now {a.size}): run `make figures`"
-        diff = np.abs(np.asarray(a.convert("RGB"), dtype=np.int16) - np.asarray(b.convert("RGB"), dtype=np.int16))
+        assert a.size == b.size, (
+            f"{committed.name} is stale (size {b.size}, now {a.size}): run `make figures`"
+        )
+        diff = np.abs(
+            np.asarray(a.convert("RGB"), dtype=np.int16) - np.asarray(b.convert("RGB"), dtype=np.int16)
+        )
     changed = int((diff.max(axis=-1) > 48).sum())
-    assert changed <= 10, f"{committed.name} is stale ({changed} pixels differ): run `make figures` and commit it"
+    assert changed <= 10, (
+        f"{committed.name} is stale ({changed} pixels differ): run `make figures` and commit it"
+    )
 
 
 def test_embedding_is_idempotent_and_touches_nothing_else(tmp_path):
@@ -94,9 +101,11 @@ def test_notebooks_hold_the_current_architecture_cell(assignment):
     png = diagrams.figure_path(assignment).read_bytes()
     expected = architecture_cell.cell(assignment, png)
     source = json.loads(course_dir.source_notebook(assignment).read_text())
-    assert _architecture_cells(source) == [expected], \
+    assert _architecture_cells(source) == [expected], (
         f"source/{assignment}: run `python -m staff figure --architecture`, then `make release`"
+    )
     released = json.loads(course_dir.release_notebook(assignment).read_text())
     (cell,) = _architecture_cells(released)
-    assert cell["attachments"] == expected["attachments"] and cell["source"] == expected["source"], \
+    assert cell["attachments"] == expected["attachments"] and cell["source"] == expected["source"], (
         f"release/{assignment} lacks the current diagram: run `make release`"
+    )

@@ -1,6 +1,7 @@
 """Fixtures rebuild to the committed values within a share of their grading tolerance (never bit
 for bit: float results differ across CPUs and BLAS kernels), the check rewrites nothing, and the
 comparison itself tells rounding from a difference that could change a grade."""
+
 from __future__ import annotations
 
 import hashlib
@@ -15,6 +16,7 @@ import pytest
 from safetensors.numpy import load_file, save_file
 
 from course import paths
+from staff import fixture_format
 from staff.authoring import fixtures, recipes
 
 pytestmark = pytest.mark.notebooks  # rebuilding runs the solutions and loads the pretrained model
@@ -36,18 +38,30 @@ def test_committed_fixtures_agree_with_a_fresh_build(assignment):
 
 #: Other CPUs, as far as one machine can play them: PyTorch's portable kernels on one thread, and
 #: its AVX2 kernels on two (the native ones, whatever this CPU has, are the test above).
-OTHER_KERNELS = [{"ATEN_CPU_CAPABILITY": "default", "OMP_NUM_THREADS": "1"},
-                 {"ATEN_CPU_CAPABILITY": "avx2", "OMP_NUM_THREADS": "2"}]
+OTHER_KERNELS = [
+    {"ATEN_CPU_CAPABILITY": "default", "OMP_NUM_THREADS": "1"},
+    {"ATEN_CPU_CAPABILITY": "avx2", "OMP_NUM_THREADS": "2"},
+]
 
 
 @pytest.mark.parametrize("kernels", OTHER_KERNELS, ids=lambda k: "-".join(k.values()))
 def test_committed_fixtures_hold_on_other_cpu_kernels(kernels):
     """`make fixtures-check` as a maintainer runs it on a new machine: every value within its share
     of the grading tolerance, and the spread it reports per assignment."""
-    done = subprocess.run([sys.executable, "-m", "staff", "fixtures-check"], cwd=paths.ROOT, env={**os.environ, **kernels},
-                          capture_output=True, text=True, timeout=900)
+    done = subprocess.run(
+        [sys.executable, "-m", "staff", "fixtures-check"],
+        cwd=paths.ROOT,
+        env={**os.environ, **kernels},
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     assert done.returncode == 0, done.stderr[-4000:]
-    reported = [line for line in done.stdout.splitlines() if "of their grading tolerance" in line or "as committed" in line]
+    reported = [
+        line
+        for line in done.stdout.splitlines()
+        if "of their grading tolerance" in line or "as committed" in line
+    ]
     assert len(reported) == len(recipes.assignments()), done.stdout
     print("\n".join(reported))
 
@@ -65,8 +79,15 @@ def _perturbed_copy(tmp_path: Path, perturb) -> Path:
     copy = tmp_path / "fixtures"
     shutil.copytree(paths.fixtures_dir(), copy)
     for assignment, name, path, arrays in _float_arrays(copy):
-        save_file({key: np.asarray(perturb(assignment, name, key, value), dtype=value.dtype) if np.issubdtype(value.dtype, np.floating)
-                   else value for key, value in arrays.items()}, str(path))
+        save_file(
+            {
+                key: np.asarray(perturb(assignment, name, key, value), dtype=value.dtype)
+                if np.issubdtype(value.dtype, np.floating)
+                else value
+                for key, value in arrays.items()
+            },
+            str(path),
+        )
     return copy
 
 
@@ -87,12 +108,19 @@ def test_rounding_passes_and_a_grading_size_difference_fails(tmp_path):
 
     assignments = recipes.assignments()
     committed = paths.fixtures_dir()
-    assert fixtures.compare_trees(_perturbed_copy(tmp_path / "rounding", rounding), committed, assignments) == []
+    assert (
+        fixtures.compare_trees(_perturbed_copy(tmp_path / "rounding", rounding), committed, assignments) == []
+    )
 
-    problems = fixtures.compare_trees(_perturbed_copy(tmp_path / "grading", grading_size), committed, assignments)
-    expected = {f"{path.parent.parent.name}/{assignment}/{path.name}:{key}"
-                for assignment, _, path, arrays in _float_arrays(committed)
-                for key, value in arrays.items() if np.issubdtype(value.dtype, np.floating) and value.size}
+    problems = fixtures.compare_trees(
+        _perturbed_copy(tmp_path / "grading", grading_size), committed, assignments
+    )
+    expected = {
+        f"{path.parent.parent.name}/{assignment}/{path.name}:{key}"
+        for assignment, _, path, arrays in _float_arrays(committed)
+        for key, value in arrays.items()
+        if np.issubdtype(value.dtype, np.floating) and value.size
+    }
     assert {p.split(": ")[0] for p in problems} == expected
 
 
@@ -115,8 +143,8 @@ def test_the_expected_outputs_grading_withholds_are_the_recipes(tmp_path):
     """Grading reads which arrays are expected outputs from fixtures/judge/outputs.json (no recipe,
     no torch imported); a recipe whose OUTPUTS changed without `make fixtures` would let a kernel
     see an expected value, so the committed file must say exactly what the recipes say."""
-    committed = fixtures.read_outputs(paths.fixtures_dir())
-    fresh = fixtures.read_outputs(fixtures.write_outputs(tmp_path).parent.parent)
+    committed = fixture_format.read_outputs(paths.fixtures_dir())
+    fresh = fixture_format.read_outputs(fixtures.write_outputs(tmp_path).parent.parent)
     assert committed == fresh and set(committed) == set(recipes.assignments())
     with pytest.raises(FileNotFoundError, match="make fixtures"):
-        fixtures.read_outputs(tmp_path / "nowhere")
+        fixture_format.read_outputs(tmp_path / "nowhere")

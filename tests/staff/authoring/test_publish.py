@@ -7,6 +7,7 @@ before it, ships exactly the assignments released by then, and no line of the so
 tests of an assignment that has not closed (its due date plus the late window). No notebook runs:
 each bundle is copied and read (about 1 s each).
 """
+
 from __future__ import annotations
 
 import ast
@@ -36,17 +37,35 @@ def bundle(tmp_path_factory):
 
 def _secret_lines() -> set[str]:
     released = "".join(course_dir.release_notebook(a).read_text() for a in ASSIGNMENTS)
-    return {line for a in ASSIGNMENTS for line in publish.secret_lines(a) if json.dumps(line)[1:-1] not in released}
+    return {
+        line
+        for a in ASSIGNMENTS
+        for line in publish.secret_lines(a)
+        if json.dumps(line)[1:-1] not in released
+    }
 
 
 def test_bundle_holds_only_student_files(bundle):
     top = sorted(p.name for p in bundle.iterdir())
-    assert top == sorted([*ASSIGNMENTS, "README.md", ".gitignore", "course", "data", "fixtures",
-                          "requirements.txt", "requirements-nodeps.txt"])
+    assert top == sorted(
+        [
+            *ASSIGNMENTS,
+            "README.md",
+            ".gitignore",
+            "course",
+            "data",
+            "fixtures",
+            "requirements.txt",
+            "requirements-nodeps.txt",
+        ]
+    )
     assert sorted(p.name for p in (bundle / "fixtures").iterdir()) == ["public"]
     shipped = {p.relative_to(bundle / "course") for p in (bundle / "course").rglob("*") if p.is_file()}
-    package = {p.relative_to(paths.ROOT / "course") for p in (paths.ROOT / "course").rglob("*")
-               if p.is_file() and "__pycache__" not in p.parts}
+    package = {
+        p.relative_to(paths.ROOT / "course")
+        for p in (paths.ROOT / "course").rglob("*")
+        if p.is_file() and "__pycache__" not in p.parts
+    }
     assert shipped == package, "the student package ships whole, nothing else"
     assert fixtures.verify_tree(bundle / "fixtures" / "public") == []
 
@@ -63,8 +82,15 @@ def test_bundle_leaks_nothing(bundle):
         assert fixtures.sha256(path) not in hidden_hashes, f"hidden fixture bytes in {path}"
         assert not data.startswith(b"SQLite format"), f"a database in the bundle: {path}"
         text = data.decode("utf-8", errors="ignore")
-        for marker in ("BEGIN SOLUTION", "END SOLUTION", "BEGIN HIDDEN TESTS", "hidden=True",
-                       "CREATE TABLE", "source_cell", "grade_cell"):
+        for marker in (
+            "BEGIN SOLUTION",
+            "END SOLUTION",
+            "BEGIN HIDDEN TESTS",
+            "hidden=True",
+            "CREATE TABLE",
+            "source_cell",
+            "grade_cell",
+        ):
             assert marker not in text, f"{marker!r} in {path}"
         for name in hidden_only:
             assert name not in text, f"hidden fixture {name} named in {path}"
@@ -87,15 +113,21 @@ def test_bundle_leaves_out_the_held_out_text(bundle):
 
     heldout = recipes.load("05_decoder").HELDOUT.read_text().splitlines()
     lines = [line.strip() for line in heldout if len(line.strip()) > 30]
-    reviews = [line.split("\t")[0] for line in recipes.load("04_finetuning").HELDOUT.read_text().splitlines()[1:]]
-    shipped = "\n".join(p.read_text(errors="ignore") for p in bundle.rglob("*")
-                        if p.is_file() and p.suffix in (".txt", ".md", ".py", ".ipynb", ".json", ".tsv"))
+    reviews = [
+        line.split("\t")[0] for line in recipes.load("04_finetuning").HELDOUT.read_text().splitlines()[1:]
+    ]
+    shipped = "\n".join(
+        p.read_text(errors="ignore")
+        for p in bundle.rglob("*")
+        if p.is_file() and p.suffix in (".txt", ".md", ".py", ".ipynb", ".json", ".tsv")
+    )
     assert len(lines) > 200 and (bundle / "data" / "lm" / "devils_dictionary.txt").is_file()
     assert len(reviews) == 128 and (bundle / "data" / "sentiment" / "validation.tsv").is_file()
     assert not [line for line in lines + reviews if line in shipped]
 
 
 # ---- the schedule: what ships when, and no answer before its assignment closes -------------------
+
 
 def _without_comment(line: str) -> str:
     """A line of the notebooks' code without its comment (they start two spaces after the code)."""
@@ -119,10 +151,15 @@ def answer_lines(assignment: str) -> set[str]:
                 inside = marker[1] == "BEGIN"
                 continue
             text = _without_comment(line) if cell.cell_type == "code" else line.strip()
-            if (inside and len(text) > 20 and not re.match(r"(from\s+\S+\s+)?import\s", text)
-                    and (cell.cell_type != "code" or re.search(r"[(\[=@+\-*/%<>]", text))
-                    and text not in shown and json.dumps(text)[1:-1] not in shown
-                    and (assignment, text) not in publish.IDIOMS):
+            if (
+                inside
+                and len(text) > 20
+                and not re.match(r"(from\s+\S+\s+)?import\s", text)
+                and (cell.cell_type != "code" or re.search(r"[(\[=@+\-*/%<>]", text))
+                and text not in shown
+                and json.dumps(text)[1:-1] not in shown
+                and (assignment, text) not in publish.IDIOMS
+            ):
                 lines.add(text)
     return lines
 
@@ -138,11 +175,20 @@ def _scheduled(moment, tmp_path_factory) -> tuple[Path, dict[str, set[str]]]:
     if shipped not in _BUNDLES:
         out, got, _ = publish.publish(tmp_path_factory.mktemp("scheduled") / "bundle", moment)
         assert tuple(got) == shipped
-        texts = {p: p.read_text(encoding="utf-8", errors="ignore") for p in out.rglob("*")
-                 if p.is_file() and p.suffix != ".safetensors"}
-        found = {line: {str(p.relative_to(out)) for p, text in texts.items()
-                        if line in text or json.dumps(line)[1:-1] in text}
-                 for lines in ANSWERS.values() for line in lines}
+        texts = {
+            p: p.read_text(encoding="utf-8", errors="ignore")
+            for p in out.rglob("*")
+            if p.is_file() and p.suffix != ".safetensors"
+        }
+        found = {
+            line: {
+                str(p.relative_to(out))
+                for p, text in texts.items()
+                if line in text or json.dumps(line)[1:-1] in text
+            }
+            for lines in ANSWERS.values()
+            for line in lines
+        }
         _BUNDLES[shipped] = out, {line: where for line, where in found.items() if where}
     return _BUNDLES[shipped]
 
@@ -167,21 +213,37 @@ def test_the_bundle_ships_only_what_is_released(moment, tmp_path_factory):
     bundle, _ = _scheduled(moment, tmp_path_factory)
     unreleased = [a for a in ASSIGNMENTS if a not in shipped]
     top = sorted(p.name for p in bundle.iterdir())
-    assert top == sorted([*shipped, "README.md", ".gitignore", "course", "data", "fixtures",
-                          "requirements.txt", "requirements-nodeps.txt"])
+    assert top == sorted(
+        [
+            *shipped,
+            "README.md",
+            ".gitignore",
+            "course",
+            "data",
+            "fixtures",
+            "requirements.txt",
+            "requirements-nodeps.txt",
+        ]
+    )
     public = bundle / "fixtures" / "public"
-    assert sorted(p.name for p in public.iterdir() if p.is_dir()) == [a for a in shipped if (paths.fixtures_dir() / "public" / a).is_dir()]
+    assert sorted(p.name for p in public.iterdir() if p.is_dir()) == [
+        a for a in shipped if (paths.fixtures_dir() / "public" / a).is_dir()
+    ]
     assert fixtures.verify_tree(public) == []
     readme = (bundle / "README.md").read_text()
     assert readme.count("colab-badge.svg") == len(shipped)
     assert all(release.colab_url(a) in readme for a in shipped) and not any(a in readme for a in unreleased)
-    headers = {a: nbformat.read(course_dir.release_notebook(a), as_version=4).cells[0].source.splitlines()[0]
-               for a in unreleased}
+    headers = {
+        a: nbformat.read(course_dir.release_notebook(a), as_version=4).cells[0].source.splitlines()[0]
+        for a in unreleased
+    }
     for path in (p for p in bundle.rglob("*") if p.is_file()):
         assert not any(a in path.parts or path.name.startswith(a) for a in unreleased), path
         if path.suffix != ".safetensors":
             text = path.read_text(encoding="utf-8", errors="ignore")
-            leaked = [a for a, header in headers.items() if header in text or json.dumps(header)[1:-1] in text]
+            leaked = [
+                a for a, header in headers.items() if header in text or json.dumps(header)[1:-1] in text
+            ]
             assert not leaked, f"{path}: the notebook of unreleased {leaked}"
 
 
@@ -200,8 +262,14 @@ def test_published_as_of_11_february_2027_ships_assignments_1_and_2_without_a_li
     """``make publish AS_OF=2027-02-11``: the day before assignment 2 is due."""
     out, shipped, still_open = publish.publish(tmp_path / "bundle", "2027-02-11")
     assert shipped == ["01_attention", "02_distilbert"] and "02_distilbert" in still_open
-    texts = [p.read_text(errors="ignore") for p in out.rglob("*") if p.is_file() and p.suffix != ".safetensors"]
-    assert not [line for line in ANSWERS["02_distilbert"] if any(line in t or json.dumps(line)[1:-1] in t for t in texts)]
+    texts = [
+        p.read_text(errors="ignore") for p in out.rglob("*") if p.is_file() and p.suffix != ".safetensors"
+    ]
+    assert not [
+        line
+        for line in ANSWERS["02_distilbert"]
+        if any(line in t or json.dumps(line)[1:-1] in t for t in texts)
+    ]
     assert "Two notebooks" in (out / "README.md").read_text()
 
 
@@ -210,7 +278,9 @@ def test_each_idiom_is_still_a_solution_line_another_notebook_shows():
     must still be one (else it goes), and each says why it is no answer."""
     for (assignment, line), why in publish.IDIOMS.items():
         source = course_dir.source_notebook(assignment).read_text()
-        others = [a for a in ASSIGNMENTS if a != assignment and line in course_dir.release_notebook(a).read_text()]
+        others = [
+            a for a in ASSIGNMENTS if a != assignment and line in course_dir.release_notebook(a).read_text()
+        ]
         assert json.dumps(line)[1:-1] in source and others and why, (assignment, line)
 
 
@@ -232,7 +302,10 @@ def test_the_course_package_renames_no_weights_into_assignment_2s_layout():
     assert not hasattr(models, "state_dict_for_course_model")
     layout = re.compile(r"(?<![\w.])layers\.(\d|\{|\\)")
     for path in sorted((paths.ROOT / "course").rglob("*.py")):
-        strings = [node.value for node in ast.walk(ast.parse(path.read_text())) if isinstance(node, ast.Constant)
-                   and isinstance(node.value, str)]
+        strings = [
+            node.value
+            for node in ast.walk(ast.parse(path.read_text()))
+            if isinstance(node, ast.Constant) and isinstance(node.value, str)
+        ]
         named = [s for s in strings if layout.search(s)]
         assert not named, f"{path.name} names assignment 2's parameter layout: {named[:2]}"

@@ -1,4 +1,5 @@
 """Sample submissions: a typo in a cell name or a missing expected score fails loudly."""
+
 import pytest
 
 from staff.authoring import samples
@@ -21,7 +22,9 @@ def test_samples_need_an_expected_score(tmp_path):
 
 def test_an_included_file_goes_first_into_the_first_cell(tmp_path):
     path = tmp_path / "tricks.py"
-    path.write_text("# expected_score: 0\n# include: zero_work_tricks.py\n# %% softmax\nextra = 1\n# %% self_attention\ny = 2\n")
+    path.write_text(
+        "# expected_score: 0\n# include: zero_work_tricks.py\n# %% softmax\nextra = 1\n# %% self_attention\ny = 2\n"
+    )
     sample = samples.parse(path, "01_attention")
     shared = (samples.course_dir.SAMPLES / "zero_work_tricks.py").read_text().strip("\n")
     assert sample.cells["softmax"] == shared + "\n\nextra = 1" and sample.cells["self_attention"] == "y = 2"

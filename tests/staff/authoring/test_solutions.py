@@ -3,6 +3,7 @@
 The notebooks' shape is checked for every assignment (no kernel: cheap); assignment 1 is built for
 real (about 30 s here), the others only by hand (`make solutions`: assignments 4 and 5 train).
 """
+
 from __future__ import annotations
 
 import copy
@@ -38,10 +39,14 @@ def test_solution_notebook_keeps_solutions_and_answers_and_drops_hidden_tests(as
         if "### BEGIN HIDDEN TESTS" in cell.source and meta.get("grade"):
             note = by_id.get(cell.id) or by_id[f"{cell.id}_note"]
             assert note.cell_type == "markdown"
-            assert f"Hidden tests ({meta['points']:g} points)" in note.source and "graded outside" in note.source
+            assert (
+                f"Hidden tests ({meta['points']:g} points)" in note.source and "graded outside" in note.source
+            )
         elif meta.get("solution"):
             answer = [line.strip() for line in solution_text(cell).splitlines() if line.strip()]
-            missing = [line for line in answer if line not in {s.strip() for s in by_id[cell.id].source.splitlines()}]
+            missing = [
+                line for line in answer if line not in {s.strip() for s in by_id[cell.id].source.splitlines()}
+            ]
             assert answer and not missing, f"{assignment}: solution of {cell.id} lacks {missing[:2]}"
             if cell.cell_type == "markdown" and meta.get("grade"):
                 assert "**Model answer.**" in by_id[cell.id].source
@@ -84,8 +89,13 @@ def _hidden_value(secret: solutions.Secrets) -> str:
     """A float of a hidden-only fixture of assignment 1, printed in full as Python does."""
     name = sorted(secret.names)[0]
     arrays = load_file(str(paths.fixtures_dir() / "hidden" / FIRST / f"{name}.safetensors"))
-    return next(repr(v) for array in arrays.values() if array.dtype.kind == "f"
-                for v in array.ravel().tolist() if v in secret.numbers)
+    return next(
+        repr(v)
+        for array in arrays.values()
+        if array.dtype.kind == "f"
+        for v in array.ravel().tolist()
+        if v in secret.numbers
+    )
 
 
 def _heldout_line(secret: solutions.Secrets) -> str:
@@ -96,8 +106,10 @@ def _heldout_line(secret: solutions.Secrets) -> str:
 INJECTIONS = {
     "hidden-test line": (lambda secret: sorted(secret.lines)[0], "a hidden-test line"),
     "held-out text": (_heldout_line, "held-out or hidden-fixture text"),
-    "hidden fixture name": (lambda secret: f'load_cases("{FIRST}", "{sorted(secret.names)[0]}")',
-                            "the hidden fixture name"),
+    "hidden fixture name": (
+        lambda secret: f'load_cases("{FIRST}", "{sorted(secret.names)[0]}")',
+        "the hidden fixture name",
+    ),
     "hidden value": (lambda secret: f"expected {_hidden_value(secret)}", "the hidden fixture value"),
     "marker": (lambda secret: "### BEGIN HIDDEN TESTS", "the marker"),
 }
@@ -137,11 +149,18 @@ def test_the_kernel_reaches_only_the_bundle_and_its_public_fixtures(tmp_path):
     from staff.authoring import publish
 
     bundle = publish.build(tmp_path / "bundle")
-    nb = nbformat.v4.new_notebook(cells=[
-        nbformat.v4.new_code_cell("import course, course.paths\nprint(course.__file__)\n"
-                                  "print(course.paths.fixtures_dir())", id="where"),
-        nbformat.v4.new_code_cell(f'from course.fixtures import load_cases\nload_cases("{FIRST}", "softmax", hidden=True)',
-                                  id="hidden_load")])
+    nb = nbformat.v4.new_notebook(
+        cells=[
+            nbformat.v4.new_code_cell(
+                "import course, course.paths\nprint(course.__file__)\nprint(course.paths.fixtures_dir())",
+                id="where",
+            ),
+            nbformat.v4.new_code_cell(
+                f'from course.fixtures import load_cases\nload_cases("{FIRST}", "softmax", hidden=True)',
+                id="hidden_load",
+            ),
+        ]
+    )
     with pytest.raises(solutions.SolutionError, match=r"cell hidden_load .*FixtureError.*try again") as error:
         solutions.execute(nb, bundle, FIRST, timeout=60)
     assert "is missing" in str(error.value)

@@ -1,4 +1,5 @@
 """Submissions of assignment 1 as students damage them, shared by the grading tests."""
+
 from __future__ import annotations
 
 import nbformat
@@ -41,15 +42,15 @@ def damaged(samples1):
 
 #: The small gradebook's students: id -> (first name, last name), and what each one did.
 SMALL_STUDENTS = {
-    "graded": ("Ada", "Lovelace"),            # submitted, autograded, a TA gave the manual points
-    "pending": ("Alan", "Turing"),            # submitted, autograded, free-text answer not graded yet
-    "resubmitted": ("Grace", "Hopper"),       # autograded, then handed in again (newer timestamp)
+    "graded": ("Ada", "Lovelace"),  # submitted, autograded, a TA gave the manual points
+    "pending": ("Alan", "Turing"),  # submitted, autograded, free-text answer not graded yet
+    "resubmitted": ("Grace", "Hopper"),  # autograded, then handed in again (newer timestamp)
     "untimestamped": ("Edsger", "Dijkstra"),  # submitted and autograded with no timestamp anywhere
-    "no_folder": ("Barbara", "Liskov"),       # in the gradebook, its autograded folder removed
-    "lost_notebook": ("Donald", "Knuth"),     # autograded folder without its notebook
-    "submitted_only": ("Frances", "Allen"),   # handed in, never autograded
-    "absent": ("John", "Lovelace"),           # never handed anything in (same last name as graded)
-    ".hidden": ("Dot", "Files"),              # a folder nbgrader's glob never lists
+    "no_folder": ("Barbara", "Liskov"),  # in the gradebook, its autograded folder removed
+    "lost_notebook": ("Donald", "Knuth"),  # autograded folder without its notebook
+    "submitted_only": ("Frances", "Allen"),  # handed in, never autograded
+    "absent": ("John", "Lovelace"),  # never handed anything in (same last name as graded)
+    ".hidden": ("Dot", "Files"),  # a folder nbgrader's glob never lists
 }
 SMALL_ASSIGNMENTS = {"a1": ("nb1",), "a2": ("nb1", "nb2")}
 
@@ -73,8 +74,9 @@ def _small_course(root):
         if timestamp is not None:
             (path / "timestamp.txt").write_text(f"{timestamp:%Y-%m-%d %H:%M:%S.%f} UTC")
         for notebook in notebooks:
-            (path / f"{notebook}.ipynb").write_text(json.dumps({"cells": [], "metadata": {}, "nbformat": 4,
-                                                                "nbformat_minor": 5}))
+            (path / f"{notebook}.ipynb").write_text(
+                json.dumps({"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5})
+            )
 
     with Gradebook(url, "small-course") as gb:
         for number, (assignment, notebooks) in enumerate(SMALL_ASSIGNMENTS.items()):
@@ -90,12 +92,24 @@ def _small_course(root):
             gb.add_student(student, first_name=first, last_name=last, email=f"{student}@example.edu")
         for number, (assignment, notebooks) in enumerate(SMALL_ASSIGNMENTS.items()):
             when = stamp + timedelta(days=7 * number, hours=1)
-            for student in ("graded", "pending", "resubmitted", "untimestamped", "no_folder", "lost_notebook"):
+            for student in (
+                "graded",
+                "pending",
+                "resubmitted",
+                "untimestamped",
+                "no_folder",
+                "lost_notebook",
+            ):
                 timestamp = None if student == "untimestamped" else when
                 gb.add_submission(assignment, student, timestamp=timestamp)
                 folder("submitted", student, assignment, timestamp, notebooks)
-                folder("autograded", student, assignment, timestamp,
-                       () if student == "lost_notebook" else notebooks)
+                folder(
+                    "autograded",
+                    student,
+                    assignment,
+                    timestamp,
+                    () if student == "lost_notebook" else notebooks,
+                )
                 for notebook in notebooks:
                     test = gb.find_grade("test", notebook, assignment, student)
                     test.auto_score, test.needs_manual_grade = (2.0 if student != "pending" else 0.0), False
@@ -155,7 +169,8 @@ def save_without_kernel():
     def save(course, student: str, assignment: str = ASSIGNMENT) -> None:
         path = course.submitted / student / assignment / f"{assignment}.ipynb"
         sent = nbgrader_steps.sanitize(course, student, assignment, nbformat.read(path, as_version=4))
-        nbgrader_steps.save(course, student, assignment,
-                            nbgrader_steps.Handoff(sent, nbformat.reads(sent, as_version=4)))
+        nbgrader_steps.save(
+            course, student, assignment, nbgrader_steps.Handoff(sent, nbformat.reads(sent, as_version=4))
+        )
 
     return save

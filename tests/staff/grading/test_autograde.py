@@ -3,6 +3,7 @@ status and score, graded in parallel next to a correct one that must still get f
 
 Runs real nbgrader in a scratch course with short limits (10 s per cell, 60 s per notebook,
 3 GiB of memory per grading process)."""
+
 from __future__ import annotations
 
 import csv
@@ -29,8 +30,12 @@ LIMITS = autograde.Limits(cell=10, wall=60, memory=3 * 2**30)
 def graded(make_course, damaged, samples1):
     course = make_course("bad-submissions")
     expected = {}
-    batch = [samples1["correct_loops"], samples1["stub"], samples1["syntax_error"],
-             *samples.load(ASSIGNMENT, BAD)]
+    batch = [
+        samples1["correct_loops"],
+        samples1["stub"],
+        samples1["syntax_error"],
+        *samples.load(ASSIGNMENT, BAD),
+    ]
     for sample in batch:
         samples.submit(sample, course)
         expected[sample.student] = (sample.expected_status, sample.expected_score)
@@ -61,7 +66,10 @@ def tree_hashes(course_root: Path) -> dict[str, str]:
     """SHA-256 of every file of the scratch course outside grading's outputs, and of the repository's
     own course files (the kernels ran next to them)."""
     found = {}
-    for root, top in ((course_root, None), (ROOT, ("course", "data", "fixtures", "source", "release", "staff", "samples"))):
+    for root, top in (
+        (course_root, None),
+        (ROOT, ("course", "data", "fixtures", "source", "release", "staff", "samples")),
+    ):
         for path in sorted(root.rglob("*")):
             rel = path.relative_to(root)
             if not path.is_file() or "__pycache__" in rel.parts or ".pytest_cache" in rel.parts:

@@ -1,5 +1,6 @@
 """The preflight canary: a grading set-up that cannot give the instructor's solution full marks
 grades nobody, and says why (instead of grading every student wrong in the same way)."""
+
 from __future__ import annotations
 
 import shutil
@@ -34,8 +35,11 @@ def test_a_set_up_that_fails_the_solution_grades_nobody(make_course, samples1, t
     for student in students:
         samples.submit(samples1[student], course)
     # Two workers: the students' submissions execute beside the canary, and are discarded with it.
-    with pytest.raises(canary.CanaryFailed, match=r"01_attention on .*test_softmax_hidden: .*values out of tolerance"
-                                                  r".*\(\d submission\(s\) executed beside the canary were discarded"):
+    with pytest.raises(
+        canary.CanaryFailed,
+        match=r"01_attention on .*test_softmax_hidden: .*values out of tolerance"
+        r".*\(\d submission\(s\) executed beside the canary were discarded",
+    ):
         autograde.autograde([ASSIGNMENT], course=course, jobs=2, limits=LIMITS, progress=False)
     with Gradebook(course.db_url) as gb:
         for student in students:
@@ -52,7 +56,7 @@ def test_a_virtualenv_installed_from_another_checkout_is_named(tmp_path):
     (other / "course").mkdir(parents=True)
     (other / "course" / "__init__.py").write_text("")
     python = tmp_path / "python"
-    python.write_text(f"#!/bin/sh\nPYTHONPATH={other} exec {sys.executable} \"$@\"\n")
+    python.write_text(f'#!/bin/sh\nPYTHONPATH={other} exec {sys.executable} "$@"\n')
     python.chmod(0o755)
     canary.imports_this_checkout()  # this virtualenv: fine
     with pytest.raises(canary.CanaryFailed, match=f"from {other}, not from this checkout"):

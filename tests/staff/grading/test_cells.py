@@ -1,5 +1,6 @@
 """Records per test cell, fixed from outside the kernel, and the shell guard (no kernel needed:
 the folder logic on its own, and the guard in an in-process IPython shell)."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -18,7 +19,7 @@ def door(tmp_path, monkeypatch):
 
 
 def test_a_record_counts_only_for_the_test_cell_during_whose_run_it_was_written(door):
-    record.write("close", "before any test cell", np.zeros(2), np.zeros(2))   # no folder: nowhere to go
+    record.write("close", "before any test cell", np.zeros(2), np.zeros(2))  # no folder: nowhere to go
     door.open("test_a_hidden")
     record.write("close", "a 1", np.zeros(2), np.zeros(2))
     record.write("equal", "a 2", np.ones(2), np.ones(2))
@@ -33,7 +34,7 @@ def test_a_record_counts_only_for_the_test_cell_during_whose_run_it_was_written(
 
 
 def test_what_the_kernel_leaves_or_keeps_open_does_not_reach_the_judge(door):
-    door.door.mkdir()   # made by the kernel itself before the cell: discarded when the cell opens
+    door.door.mkdir()  # made by the kernel itself before the cell: discarded when the cell opens
     (door.door / "000000-1.safetensors").write_bytes(b"planted")
     door.open("test_a_hidden")
     record.write("close", "real", np.zeros(2), np.zeros(2))
@@ -59,7 +60,9 @@ def test_the_guard_puts_the_shells_hooks_back_and_says_which_were_changed():
         shell.set_custom_exc((BaseException,), lambda *args, **kwargs: None)
         shell.events.register("pre_run_cell", lambda *args: None)
         changed = shell.ev(cells.GUARD).split(",")
-        assert {"input_transformers_post", "custom_exceptions", "CustomTB", "events.pre_run_cell"} <= set(changed)
+        assert {"input_transformers_post", "custom_exceptions", "CustomTB", "events.pre_run_cell"} <= set(
+            changed
+        )
         assert shell.input_transformers_post == before and shell.custom_exceptions == ()
         assert shell.events.callbacks["pre_run_cell"] == [] and shell.ev(cells.GUARD) == ""
     finally:

@@ -5,6 +5,7 @@ of them killed mid-batch, and a PostgreSQL 15 server in a temporary folder as th
 Every submission must be graded exactly once, with the scores the samples declare (the scores a
 sequential run gives: tests/staff/grading/test_autograde.py), bad input keeps its status, and a
 re-run grades only what changed and keeps the manual grades."""
+
 from __future__ import annotations
 
 import os
@@ -52,13 +53,35 @@ def scheduler(tmp_path_factory):
     address = f"tcp://127.0.0.1:{port}"
     bindir = Path(sys.executable).parent
     env = {**os.environ, "DASK_DISTRIBUTED__SCHEDULER__ALLOWED_FAILURES": "2"}
-    processes = [subprocess.Popen([str(bindir / "dask"), "scheduler", "--host", "127.0.0.1", "--port", str(port),
-                                   "--no-dashboard"], cwd=folder, env=env, stdout=subprocess.DEVNULL,
-                                  stderr=subprocess.DEVNULL)]
+    processes = [
+        subprocess.Popen(
+            [str(bindir / "dask"), "scheduler", "--host", "127.0.0.1", "--port", str(port), "--no-dashboard"],
+            cwd=folder,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+    ]
     for name in ("w1", "w2"):
-        processes.append(subprocess.Popen([str(bindir / "dask"), "worker", address, "--nthreads", "1", "--no-nanny",
-                                           "--no-dashboard", "--name", name], cwd=folder, env=env,
-                                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        processes.append(
+            subprocess.Popen(
+                [
+                    str(bindir / "dask"),
+                    "worker",
+                    address,
+                    "--nthreads",
+                    "1",
+                    "--no-nanny",
+                    "--no-dashboard",
+                    "--name",
+                    name,
+                ],
+                cwd=folder,
+                env=env,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
+        )
     try:
         yield address, processes[1:]
     finally:
@@ -73,8 +96,11 @@ def _kill_first_busy_worker(workers: list[subprocess.Popen], killed: list[int]) 
     while time.monotonic() < deadline and not killed:
         for process in workers:
             try:
-                kernels = [p for p in psutil.Process(process.pid).children(recursive=True)
-                           if "ipykernel" in " ".join(p.cmdline())]
+                kernels = [
+                    p
+                    for p in psutil.Process(process.pid).children(recursive=True)
+                    if "ipykernel" in " ".join(p.cmdline())
+                ]
             except psutil.Error:
                 continue
             if kernels:
@@ -85,13 +111,19 @@ def _kill_first_busy_worker(workers: list[subprocess.Popen], killed: list[int]) 
         time.sleep(0.2)
 
 
-def test_external_cluster_postgresql_and_a_killed_worker(make_course, samples1, postgres, scheduler, monkeypatch):
+def test_external_cluster_postgresql_and_a_killed_worker(
+    make_course, samples1, postgres, scheduler, monkeypatch
+):
     address, workers = scheduler
     course = make_course("cluster")
     course = CourseDir(course.root, url=postgres)
     expected = {}
-    batch = [samples1["correct_loops"], samples1["partial"], samples1["stub"],
-             *[s for s in samples.load(ASSIGNMENT, BAD) if s.student in ("infinite_loop", "memory_bomb")]]
+    batch = [
+        samples1["correct_loops"],
+        samples1["partial"],
+        samples1["stub"],
+        *[s for s in samples.load(ASSIGNMENT, BAD) if s.student in ("infinite_loop", "memory_bomb")],
+    ]
     for sample in batch:
         samples.submit(sample, course)
         expected[sample.student] = (sample.expected_status, sample.expected_score)
@@ -103,7 +135,9 @@ def test_external_cluster_postgresql_and_a_killed_worker(make_course, samples1, 
     monkeypatch.setenv("SCHEDULER", address)
     with Client(address) as client:  # two workers of one thread on one host share its cores
         client.wait_for_workers(2, timeout=60)
-        assert cluster.kernel_threads(client) == {a: max(1, cpu_count() // 2) for a in client.scheduler_info()["workers"]}
+        assert cluster.kernel_threads(client) == {
+            a: max(1, cpu_count() // 2) for a in client.scheduler_info()["workers"]
+        }
     killed: list[int] = []
     killer = threading.Thread(target=_kill_first_busy_worker, args=(workers, killed))
     killer.start()
@@ -114,10 +148,14 @@ def test_external_cluster_postgresql_and_a_killed_worker(make_course, samples1, 
     with Gradebook(postgres) as gb:
         submissions = gb.assignment_submissions(ASSIGNMENT)
         scores = {s.student.id: s.score for s in submissions}
-    assert len(submissions) == len(scores) == len(expected) - 1  # each once; the corrupt one never reached nbgrader
+    assert (
+        len(submissions) == len(scores) == len(expected) - 1
+    )  # each once; the corrupt one never reached nbgrader
     got = {o.student: (o.status, scores.get(o.student, 0.0)) for o in outcomes}
     assert got == expected, [(o.student, o.status, o.reason, o.worker) for o in outcomes]
-    assert all(o.worker.startswith("tcp://127.0.0.1:") for o in outcomes if o.student != "corrupt_json")  # all ran there
+    assert all(
+        o.worker.startswith("tcp://127.0.0.1:") for o in outcomes if o.student != "corrupt_json"
+    )  # all ran there
     assert all(o.reason for o in outcomes if o.status not in ("graded", "flagged"))
 
     # A TA grades a free-text answer; one student hands in again; the rest is unchanged.
@@ -126,7 +164,9 @@ def test_external_cluster_postgresql_and_a_killed_worker(make_course, samples1, 
         gb.db.commit()
     samples.submit(samples1["correct_loops"], course, student="stub")
     before = load_status(course)
-    again = {o.student: o for o in autograde.autograde([ASSIGNMENT], course=course, limits=LIMITS, progress=False)}
+    again = {
+        o.student: o for o in autograde.autograde([ASSIGNMENT], course=course, limits=LIMITS, progress=False)
+    }
     after = load_status(course)
     assert again["stub"].status == "graded" and again["stub"].digest != before[("stub", ASSIGNMENT)]["digest"]
     for student in ("correct_loops", "partial", "infinite_loop", "memory_bomb"):

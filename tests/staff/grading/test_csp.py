@@ -2,6 +2,7 @@
 by nbgrader's real ``formgrade`` template with the course's additions, the page's own scripts are
 allowed and nothing else; the server extension sends it for formgrader pages only; the hub sends
 its own. In Chromium, with the header as served: tests/e2e/test_formgrader.py and test_hub.py."""
+
 from __future__ import annotations
 
 import asyncio
@@ -33,17 +34,35 @@ def _grading_page(tmp_path, monkeypatch) -> bytes:
     """A submission's grading page as nbgrader's SubmissionHandler renders it (a student's script in
     an output the sanitizer would have removed, to see that the policy would not run it either)."""
     answer = nbformat.v4.new_markdown_cell("Because $a < b$.", id="q")
-    answer.metadata.nbgrader = {"grade_id": "q", "solution": True, "grade": True, "locked": False, "points": 1,
-                                "schema_version": 3}
+    answer.metadata.nbgrader = {
+        "grade_id": "q",
+        "solution": True,
+        "grade": True,
+        "locked": False,
+        "points": 1,
+        "schema_version": 3,
+    }
     nb = nbformat.v4.new_notebook(cells=[answer])
     nb.metadata.kernelspec = {"name": "python3", "language": "python", "display_name": "Python 3"}
     nbformat.write(nb, tmp_path / "graded.ipynb")
     monkeypatch.setenv("JUPYTER_PATH", str(formgrader.JUPYTER_DATA))
     config = PyFileConfigLoader("nbgrader_config.py", path=str(paths.ROOT)).load_config()
     exporter = HTMLExporter(config=config, template_name="formgrade", extra_template_basedirs=[template_path])
-    page, _ = exporter.from_filename(str(tmp_path / "graded.ipynb"), resources={
-        "base_url": "/services/course", "index": 0, "total": 1, "submission_id": "abc", "assignment_id": "a",
-        "notebook_id": "graded", "student": "s", "last_name": "L", "first_name": "F", "notebook_path": "/x"})
+    page, _ = exporter.from_filename(
+        str(tmp_path / "graded.ipynb"),
+        resources={
+            "base_url": "/services/course",
+            "index": 0,
+            "total": 1,
+            "submission_id": "abc",
+            "assignment_id": "a",
+            "notebook_id": "graded",
+            "student": "s",
+            "last_name": "L",
+            "first_name": "F",
+            "notebook_path": "/x",
+        },
+    )
     return page.replace("</body>", f"<script>{STUDENT_SCRIPT}</script></body>").encode()
 
 
@@ -52,8 +71,11 @@ def test_the_grading_page_runs_its_own_scripts_and_no_other(tmp_path, monkeypatc
     policy = _directives(csp.page_policy(page, "/api/security/csp-report"))
     scripts = policy["script-src"]
     assert "'unsafe-inline'" not in scripts and "'none'" not in scripts
-    inline = [body for attributes, body in re.findall(rb"<script\b([^>]*)>(.*?)</script>", page, re.S)
-              if b"src=" not in attributes and b"x-mathjax-config" not in attributes]
+    inline = [
+        body
+        for attributes, body in re.findall(rb"<script\b([^>]*)>(.*?)</script>", page, re.S)
+        if b"src=" not in attributes and b"x-mathjax-config" not in attributes
+    ]
     assert len(inline) >= 4  # nbgrader's variables and name toggle, MathJax's loader, the conflict check
     allowed = {body for body in inline if csp.sha256(body) in scripts}
     assert allowed == set(inline) - {STUDENT_SCRIPT.encode()}, "every script of the page's own, nothing else"
@@ -63,22 +85,33 @@ def test_the_grading_page_runs_its_own_scripts_and_no_other(tmp_path, monkeypatc
     for handler in re.findall(rb'\son\w+="([^"]*)"', page):  # nbgrader's eye that shows the student's name
         assert csp.sha256(handler) in scripts and "'unsafe-hashes'" in scripts
     assert policy["img-src"] == ["'self'", "data:"] and policy["connect-src"] == ["'self'"]
-    for directive, value in (("object-src", ["'none'"]), ("base-uri", ["'self'"]), ("form-action", ["'self'"]),
-                             ("frame-ancestors", ["'self'"]), ("default-src", ["'self'"])):
+    for directive, value in (
+        ("object-src", ["'none'"]),
+        ("base-uri", ["'self'"]),
+        ("form-action", ["'self'"]),
+        ("frame-ancestors", ["'self'"]),
+        ("default-src", ["'self'"]),
+    ):
         assert policy[directive] == value, directive
 
 
 def test_the_server_sends_it_for_formgrader_pages_and_a_policy_for_every_other():
     class Page(web.RequestHandler):
         def get(self):
-            self.write("<!DOCTYPE html><html><head><script>var base_url = '';</script></head><body></body></html>")
+            self.write(
+                "<!DOCTYPE html><html><head><script>var base_url = '';</script></head><body></body></html>"
+            )
 
         def set_default_headers(self):  # as jupyter_server's handlers send the settings' policy
             self.set_header("Content-Security-Policy", self.settings["headers"]["Content-Security-Policy"])
 
     async def fetch() -> dict[str, tuple[int, str]]:
-        app = web.Application([(r"/base/formgrader/page", Page), (r"/base/lab", Page)], compress_response=True)
-        csp._load_jupyter_server_extension(SimpleNamespace(base_url="/base/", web_app=app, log=logging.getLogger()))
+        app = web.Application(
+            [(r"/base/formgrader/page", Page), (r"/base/lab", Page)], compress_response=True
+        )
+        csp._load_jupyter_server_extension(
+            SimpleNamespace(base_url="/base/", web_app=app, log=logging.getLogger())
+        )
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
             port = s.getsockname()[1]
@@ -89,8 +122,11 @@ def test_the_server_sends_it_for_formgrader_pages_and_a_policy_for_every_other()
             for path in ("formgrader/page", "lab"):
                 first = await client.fetch(f"http://127.0.0.1:{port}/base/{path}")
                 # the browser asking again for its copy (a TA back on a page): 304, no body
-                again = await client.fetch(f"http://127.0.0.1:{port}/base/{path}", raise_error=False,
-                                           headers={"If-None-Match": first.headers["Etag"]})
+                again = await client.fetch(
+                    f"http://127.0.0.1:{port}/base/{path}",
+                    raise_error=False,
+                    headers={"If-None-Match": first.headers["Etag"]},
+                )
                 got[path] = first.headers.get("Content-Security-Policy", "")
                 got[f"{path} again"] = (again.code, again.headers.get("Content-Security-Policy"))
             return got
@@ -102,7 +138,9 @@ def test_the_server_sends_it_for_formgrader_pages_and_a_policy_for_every_other()
     with ThreadPoolExecutor(1) as thread:
         headers = thread.submit(asyncio.run, fetch()).result(timeout=60)
     page = _directives(headers["formgrader/page"])
-    assert csp.sha256("var base_url = '';") in page["script-src"] and page["report-uri"] == ["/base/api/security/csp-report"]
+    assert csp.sha256("var base_url = '';") in page["script-src"] and page["report-uri"] == [
+        "/base/api/security/csp-report"
+    ]
     assert headers["formgrader/page again"] == (304, None), "the browser's copy keeps its page's policy"
     assert headers["lab"] == csp.server_policy("/base/api/security/csp-report")
     assert headers["lab again"] == (304, headers["lab"])

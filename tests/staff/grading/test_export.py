@@ -1,4 +1,5 @@
 """grades.csv lists every graded sample with its status, pending manual points and late-work columns."""
+
 from __future__ import annotations
 
 import csv
@@ -24,5 +25,9 @@ def test_export_lists_every_submission(graded_course):
             assert row["status"] == s.expected_status and row["manual_pending"] != ""
             # make samples hands every sample in a day before its due date: on time, no penalty
             assert row["duedate"].endswith(" UTC") and row["timestamp"].endswith(" UTC"), row
-            assert (row["days_late"], row["lms_late"], float(row["late_submission_penalty"])) == ("0", "", 0.0)
+            assert (row["days_late"], row["lms_late"], float(row["late_submission_penalty"])) == (
+                "0",
+                "",
+                0.0,
+            )
             assert float(row["score"]) == float(row["raw_score"])

@@ -1,6 +1,7 @@
 """Feedback HTML (real nbgrader generate_feedback on every graded sample) shows hidden tests only
 as passed or failed with their points: no hidden source, no expected values; and never the model
 answers the formgrader shows TAs (staff/grading/model_answers.py)."""
+
 from __future__ import annotations
 
 import html as htmllib
@@ -11,8 +12,8 @@ import nbformat
 import pytest
 
 from staff import course_dir
-from staff.course_dir import nbgrader
 from staff.authoring import release, samples
+from staff.course_dir import nbgrader
 from staff.grading import feedback, formgrader, model_answers, report
 
 pytestmark = pytest.mark.notebooks
@@ -42,14 +43,19 @@ def test_feedback_says_which_answers_wait_for_a_ta_and_can_refuse_until_graded(g
         feedback.feedback(course=graded_course, complete=True)
     assert (sorted(graded_course.feedback.rglob("*")) if graded_course.feedback.exists() else []) == before
     pending = feedback.pending_manual(ASSIGNMENTS, graded_course)
-    expected = {(r.student, r.assignment): r.manual_pending for r in report.rows(course=graded_course) if r.manual_pending}
+    expected = {
+        (r.student, r.assignment): r.manual_pending
+        for r in report.rows(course=graded_course)
+        if r.manual_pending
+    }
     assert pending and {(s, a): p for s, a, p in pending} == expected
     student, assignment, points = pending[0]
     assert f"{student}/{assignment} ({points:g} pts)" in str(refused.value)
 
 
 def test_feedback_shows_hidden_tests_as_the_judges_points_and_reasons_and_pending_answers_as_pending(
-        graded_course, capsys):
+    graded_course, capsys
+):
     assert feedback.feedback(course=graded_course)  # answers still wait for a TA: written, with a warning
     assert "feedback: warning:" in capsys.readouterr().out
     html = sorted(graded_course.feedback.rglob("*.html"))
@@ -70,15 +76,21 @@ def test_feedback_shows_hidden_tests_as_the_judges_points_and_reasons_and_pendin
         else:
             notes = []
         # the summary at the top lists each written answer with its score, or not at all while it is pending
-        written = [c for c in nbformat.read(course_dir.release_notebook(path.parent.name), as_version=4).cells
-                   if c.cell_type == "markdown" and nbgrader(c).get("grade") and nbgrader(c).get("solution")]
+        written = [
+            c
+            for c in nbformat.read(course_dir.release_notebook(path.parent.name), as_version=4).cells
+            if c.cell_type == "markdown" and nbgrader(c).get("grade") and nbgrader(c).get("solution")
+        ]
         assert len(re.findall(r"Written response \(Score: ", text)) + len(notes) == len(written), path
     assert len(html) == sum(len(samples.load(a)) for a in ASSIGNMENTS)
     for path in html:
         assignment = path.parent.name
         visible = course_dir.release_notebook(assignment).read_text()
-        hidden = {line for line in release.secret_lines(assignment, regions="HIDDEN TESTS")
-                  if json.dumps(line)[1:-1] not in visible}
+        hidden = {
+            line
+            for line in release.secret_lines(assignment, regions="HIDDEN TESTS")
+            if json.dumps(line)[1:-1] not in visible
+        }
         assert hidden
         text = htmllib.unescape(re.sub(r"<[^>]+>", "", path.read_text()))
         student = path.parent.parent.name

@@ -3,6 +3,7 @@ exactly as nbgrader's own does, same dicts in the same order, on a real gradeboo
 of submission a page lists: graded, awaiting a TA, handed in again after grading, without
 timestamps, with its autograded folder or notebook gone, submitted but never autograded, never
 submitted, unknown to the gradebook, and a hidden folder. Then that it asks the database less."""
+
 from __future__ import annotations
 
 import pytest
@@ -25,12 +26,21 @@ def test_one_students_submissions_are_nbgraders(apis, small_course):
         for assignment in small_course.assignments:
             assert course.get_submission(assignment, student) == nbgrader.get_submission(assignment, student)
     # Every kind of row is there (what nbgrader answers, not what this module does).
-    kinds = {(s["student"], s["submitted"], s["autograded"], s["first_name"]) for s in
-             (nbgrader.get_submission("a1", student) for student in students)}
-    assert {("graded", True, True, "Ada"), ("resubmitted", True, False, "Grace"), ("untimestamped", True, True, "Edsger"),
-            ("no_folder", True, False, "Barbara"), ("submitted_only", True, False, "Frances"),
-            ("absent", False, False, "John"), ("unknown", True, False, None), (".hidden", False, False, "Dot"),
-            ("nobody", False, False, None)} <= kinds
+    kinds = {
+        (s["student"], s["submitted"], s["autograded"], s["first_name"])
+        for s in (nbgrader.get_submission("a1", student) for student in students)
+    }
+    assert {
+        ("graded", True, True, "Ada"),
+        ("resubmitted", True, False, "Grace"),
+        ("untimestamped", True, True, "Edsger"),
+        ("no_folder", True, False, "Barbara"),
+        ("submitted_only", True, False, "Frances"),
+        ("absent", False, False, "John"),
+        ("unknown", True, False, None),
+        (".hidden", False, False, "Dot"),
+        ("nobody", False, False, None),
+    } <= kinds
 
 
 def test_an_assignments_submissions_are_nbgraders(apis, small_course):
@@ -39,7 +49,9 @@ def test_an_assignments_submissions_are_nbgraders(apis, small_course):
         expected = nbgrader.get_submissions(assignment)
         assert course.get_submissions(assignment) == expected
         assert [s["student"] for s in expected] == sorted(s["student"] for s in expected)
-        assert {"graded", "pending", "untimestamped", "submitted_only", "unknown"} <= {s["student"] for s in expected}
+        assert {"graded", "pending", "untimestamped", "submitted_only", "unknown"} <= {
+            s["student"] for s in expected
+        }
     # get_submissions asks get_submission about each unautograded student: both leave no state behind.
     assert course._student is None and course._names_only is False
     assert course.get_students() == nbgrader.get_students()
@@ -87,8 +99,10 @@ def test_it_asks_the_database_about_a_pages_rows_only_and_once(apis):
     assert len(before) - len(after) >= 2 * 5 - 1, (len(before), len(after))
     # The lists' scores are summed over this notebook's or assignment's submissions only: the
     # criterion is in each of the statement's subqueries, not only in its outer WHERE.
-    for call, criterion in ((lambda: course.get_notebook_submissions("a2", "nb2"), "submitted_notebook.notebook_id IN"),
-                            (lambda: course.get_submissions("a2"), "submitted_assignment.assignment_id IN")):
+    for call, criterion in (
+        (lambda: course.get_notebook_submissions("a2", "nb2"), "submitted_notebook.notebook_id IN"),
+        (lambda: course.get_submissions("a2"), "submitted_assignment.assignment_id IN"),
+    ):
         biggest = max(_statements(call), key=len)
         assert biggest.count(criterion) >= 5, biggest
     assert course._rows == ()

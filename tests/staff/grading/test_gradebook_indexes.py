@@ -1,6 +1,7 @@
 """The indexes nbgrader's gradebook lacks (staff/grading/gradebook_indexes.py): created once, on
 the right columns, never on a gradebook that does not exist yet, and nbgrader's answers on the
 same gradebook are the same with them as without."""
+
 from __future__ import annotations
 
 import sqlite3
@@ -13,7 +14,9 @@ from staff.grading import gradebook_indexes
 
 def _indexes(url: str) -> set[tuple[str, str, str]]:
     with sqlite3.connect(url.removeprefix("sqlite:///")) as db:
-        rows = db.execute("SELECT name, tbl_name FROM sqlite_master WHERE type = 'index' AND name LIKE 'ix_%'").fetchall()
+        rows = db.execute(
+            "SELECT name, tbl_name FROM sqlite_master WHERE type = 'index' AND name LIKE 'ix_%'"
+        ).fetchall()
         return {(name, table, db.execute(f"PRAGMA index_info({name})").fetchone()[2]) for name, table in rows}
 
 
@@ -25,19 +28,31 @@ def _answers(api: NbGraderAPI, course) -> dict:
     for assignment, notebooks in course.assignments.items():
         answers[assignment] = (api.get_notebooks(assignment), api.get_submissions(assignment))
         for notebook in notebooks:
-            answers[assignment, notebook] = (api.get_notebook_submissions(assignment, notebook),
-                                             api.get_notebook_submission_indices(assignment, notebook))
+            answers[assignment, notebook] = (
+                api.get_notebook_submissions(assignment, notebook),
+                api.get_notebook_submission_indices(assignment, notebook),
+            )
     for student in course.students:
-        answers[student] = (api.get_student(student), api.get_student_submissions(student),
-                            api.get_student_notebook_submissions(student, "a2"))
+        answers[student] = (
+            api.get_student(student),
+            api.get_student_submissions(student),
+            api.get_student_notebook_submissions(student, "a2"),
+        )
     with api.gradebook as gb:
         key = lambda row: repr(sorted(row.items()))  # noqa: E731
-        answers["gradebook"] = (sorted(gb.student_dicts(), key=key),
-                                *(sorted(gb.submission_dicts(a), key=key) for a in course.assignments),
-                                *(sorted(gb.notebook_submission_dicts(n, a), key=key)
-                                  for a, ns in course.assignments.items() for n in ns),
-                                [[g.to_dict() for g in nb.grades] + [c.to_dict() for c in nb.comments]
-                                 for nb in sorted(gb.notebook_submissions("nb2", "a2"), key=lambda nb: nb.id)])
+        answers["gradebook"] = (
+            sorted(gb.student_dicts(), key=key),
+            *(sorted(gb.submission_dicts(a), key=key) for a in course.assignments),
+            *(
+                sorted(gb.notebook_submission_dicts(n, a), key=key)
+                for a, ns in course.assignments.items()
+                for n in ns
+            ),
+            [
+                [g.to_dict() for g in nb.grades] + [c.to_dict() for c in nb.comments]
+                for nb in sorted(gb.notebook_submissions("nb2", "a2"), key=lambda nb: nb.id)
+            ],
+        )
     return answers
 
 

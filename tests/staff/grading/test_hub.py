@@ -2,6 +2,7 @@
 it (the shared formgrader service, groups and roles, logins, no personal servers), which kernels of
 a TA's server go into the sandbox, and the check that refuses a grade two TAs saved at once. The
 hub itself, in Chromium with two TAs: tests/e2e/test_hub.py."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -40,17 +41,24 @@ def test_only_the_graders_group_may_open_it(config):
     graders = groups[f"formgrade-{COURSE_ID}"]["users"]
     assert set(groups["instructors"]["users"]) <= set(graders)
     assert {"ta1", "ta2"} <= set(graders)
-    access = [role for role in config.JupyterHub.load_roles
-              if f"access:services!service={COURSE_ID}" in role["scopes"]]
+    access = [
+        role
+        for role in config.JupyterHub.load_roles
+        if f"access:services!service={COURSE_ID}" in role["scopes"]
+    ]
     assert [role["groups"] for role in access] == [[f"formgrade-{COURSE_ID}"]]
-    assert not any(role.get("users") for role in config.JupyterHub.load_roles), "access by group, never by name"
+    assert not any(role.get("users") for role in config.JupyterHub.load_roles), (
+        "access by group, never by name"
+    )
     assert config.Authenticator.admin_users == set(groups["instructors"]["users"])
 
 
 def test_logins_need_an_instructors_approval_and_nobody_gets_a_server(config):
     assert config.JupyterHub.authenticator_class is hub.CourseAuthenticator
     assert config.JupyterHub.spawner_class is hub.NoServers
-    uninitialised = hub.CourseAuthenticator.__new__(hub.CourseAuthenticator)  # its __init__ opens the hub database
+    uninitialised = hub.CourseAuthenticator.__new__(
+        hub.CourseAuthenticator
+    )  # its __init__ opens the hub database
     routes = [route for route, *_ in uninitialised.get_handlers(None)]
     # NativeAuthenticator's sign-up and approval pages, JupyterHub's own login page (native's fails on JupyterHub 6).
     assert "/signup" in routes and "/authorize" in routes and "/login" not in routes
@@ -63,11 +71,20 @@ def test_logins_need_an_instructors_approval_and_nobody_gets_a_server(config):
     assert ".hub/" in (paths.ROOT / ".gitignore").read_text().splitlines()
 
 
-@pytest.mark.parametrize("folder, boxed", [
-    ("source", False), ("source/01_attention", False),
-    ("autograded/ada/01_attention", True), ("submitted/ada/01_attention", True), ("release/01_attention", True),
-    ("feedback/ada", True), ("", True), ("source/../submitted/ada", True), ("/tmp/elsewhere", True),
-])
+@pytest.mark.parametrize(
+    "folder, boxed",
+    [
+        ("source", False),
+        ("source/01_attention", False),
+        ("autograded/ada/01_attention", True),
+        ("submitted/ada/01_attention", True),
+        ("release/01_attention", True),
+        ("feedback/ada", True),
+        ("", True),
+        ("source/../submitted/ada", True),
+        ("/tmp/elsewhere", True),
+    ],
+)
 def test_a_tas_kernels_run_in_the_sandbox_but_for_the_instructors_own_notebooks(tmp_path, folder, boxed):
     root = tmp_path / "course"
     cwd = Path(folder) if folder.startswith("/") else root / folder
@@ -76,7 +93,9 @@ def test_a_tas_kernels_run_in_the_sandbox_but_for_the_instructors_own_notebooks(
 
 def test_where_no_sandbox_can_be_made_a_students_kernel_is_refused_saying_why(monkeypatch):
     def unavailable(timeout: float = 30):
-        raise sandbox.SandboxUnavailable("bubblewrap cannot make a sandbox here: no user namespaces. " + sandbox.HOW_TO_ENABLE)
+        raise sandbox.SandboxUnavailable(
+            "bubblewrap cannot make a sandbox here: no user namespaces. " + sandbox.HOW_TO_ENABLE
+        )
 
     monkeypatch.setattr(sandbox, "probe", unavailable)
     monkeypatch.setattr(ta_kernels._Shared, "problem", None)
@@ -87,21 +106,26 @@ def test_where_no_sandbox_can_be_made_a_students_kernel_is_refused_saying_why(mo
     assert "outside the grading sandbox" in refused.value.reason and "user namespaces" in refused.value.reason
 
 
-@pytest.mark.parametrize("current, seen, changed", [
-    ({"manual_score": None, "extra_credit": None}, {"manual_score": None, "extra_credit": None}, False),
-    ({"manual_score": 1.0, "extra_credit": None}, {"manual_score": 1, "extra_credit": None}, False),
-    ({"manual_score": 1.0, "extra_credit": None}, {"manual_score": "1", "extra_credit": ""}, False),
-    ({"manual_score": 1.0, "extra_credit": None}, {"manual_score": None, "extra_credit": None}, True),
-    ({"manual_score": 0.0, "extra_credit": None}, {"manual_score": None, "extra_credit": None}, True),
-    ({"manual_score": 1.0, "extra_credit": 0.5}, {"manual_score": 1.0, "extra_credit": None}, True),
-])
+@pytest.mark.parametrize(
+    "current, seen, changed",
+    [
+        ({"manual_score": None, "extra_credit": None}, {"manual_score": None, "extra_credit": None}, False),
+        ({"manual_score": 1.0, "extra_credit": None}, {"manual_score": 1, "extra_credit": None}, False),
+        ({"manual_score": 1.0, "extra_credit": None}, {"manual_score": "1", "extra_credit": ""}, False),
+        ({"manual_score": 1.0, "extra_credit": None}, {"manual_score": None, "extra_credit": None}, True),
+        ({"manual_score": 0.0, "extra_credit": None}, {"manual_score": None, "extra_credit": None}, True),
+        ({"manual_score": 1.0, "extra_credit": 0.5}, {"manual_score": 1.0, "extra_credit": None}, True),
+    ],
+)
 def test_a_grade_changed_since_the_page_loaded_is_a_conflict(current, seen, changed):
     assert grade_conflicts.changed_since(current, seen, "grade") is changed
 
 
 def test_a_comment_changed_since_the_page_loaded_is_a_conflict():
     assert grade_conflicts.changed_since({"manual_comment": "Good."}, {"manual_comment": None}, "comment")
-    assert not grade_conflicts.changed_since({"manual_comment": "Good."}, {"manual_comment": "Good."}, "comment")
+    assert not grade_conflicts.changed_since(
+        {"manual_comment": "Good."}, {"manual_comment": "Good."}, "comment"
+    )
 
 
 def test_the_formgraders_autograde_button_goes_through_the_course_grader():
@@ -114,7 +138,9 @@ def test_the_formgraders_autograde_button_goes_through_the_course_grader():
     first = apihandlers.AutogradeHandler.post
     ta_kernels.install()
     assert apihandlers.AutogradeHandler.post is first and first.course_grader
-    assert first.__wrapped__.__wrapped__.__wrapped__ is ta_kernels._autograde  # authenticated, xsrf, notebook dir
+    assert (
+        first.__wrapped__.__wrapped__.__wrapped__ is ta_kernels._autograde
+    )  # authenticated, xsrf, notebook dir
 
 
 def test_the_check_wraps_nbgraders_handlers_once_and_its_script_holds_no_math():

@@ -1,5 +1,6 @@
 """The integrity scan flags code that could game the tests, and answers handed to a library (it
 reads code, never runs it; which cells are the student's comes from the release)."""
+
 from __future__ import annotations
 
 import nbformat
@@ -11,41 +12,56 @@ from staff.course_dir import nbgrader
 from staff.grading import integrity
 
 
-@pytest.mark.parametrize("source, flagged", [
-    ("np.allclose = lambda *a, **k: True", True),
-    ("setattr(torch, 'allclose', f)", True),
-    ("import builtins\nbuiltins.abs = abs", True),
-    ("import socket", True),
-    ("!pip install something", True),
-    ("import json\nnb = json.load(open('01_attention.ipynb'))", True),
-    # shell escapes and magics, as IPython runs them
-    ("%sx ls", True), ("%system ls", True), ("%%bash\nls", True), ("%%script sh\nls", True), ("files = !ls", True),
-    ("%env COURSE_RECORDS=/tmp/x", True), ("%run other.py", True), ("%load_ext my_extension", True),
-    ("%config InteractiveShell.ast_node_interactivity='all'", True),
-    # imports by name, attributes built from strings, processes and native code
-    ("import importlib\nimportlib.import_module('subprocess')", True),
-    ("import importlib\nm = importlib.import_module('sub' + 'process')", True),
-    ("__import__('socket')", True),
-    ("import sys\np = sys.modules['sub' + 'process']", True),
-    ("from sys import modules", True),
-    ("import os\ngetattr(os, 'sys' + 'tem')('ls')", True),
-    ("import os\nos.execv('/bin/sh', ['sh'])", True),
-    ("import os\nos.spawnlp(os.P_WAIT, 'ls', 'ls')", True),
-    ("import asyncio\nasyncio.create_subprocess_shell('ls')", True),
-    ("import ctypes", True),
-    # the test's frames and the kernel's objects (where a hidden test's references and inputs are)
-    ("import sys\ncaller = sys._getframe(1).f_locals", True),
-    ("import inspect\nframe = inspect.currentframe().f_back", True),
-    ("fn = globals()['reference_softmax']", True),
-    ("import gc\nfound = [o for o in gc.get_objects() if callable(o)]", True),
-    ("shell = get_ipython()", True),
-    # honest code
-    ("def softmax(x, axis=-1):\n    e = np.exp(x - x.max(axis, keepdims=True))\n    return e / e.sum(axis, keepdims=True)", False),
-    ("weights = np.zeros((3, 3))\nweights[0] += 1\nwith open('notes.txt', 'w') as f: f.write('hi')", False),
-    ("%time y = softmax(x)", False),
-    ("%matplotlib inline", False),
-    ("layer = getattr(model, f'layer{i}')", False),
-])
+@pytest.mark.parametrize(
+    "source, flagged",
+    [
+        ("np.allclose = lambda *a, **k: True", True),
+        ("setattr(torch, 'allclose', f)", True),
+        ("import builtins\nbuiltins.abs = abs", True),
+        ("import socket", True),
+        ("!pip install something", True),
+        ("import json\nnb = json.load(open('01_attention.ipynb'))", True),
+        # shell escapes and magics, as IPython runs them
+        ("%sx ls", True),
+        ("%system ls", True),
+        ("%%bash\nls", True),
+        ("%%script sh\nls", True),
+        ("files = !ls", True),
+        ("%env COURSE_RECORDS=/tmp/x", True),
+        ("%run other.py", True),
+        ("%load_ext my_extension", True),
+        ("%config InteractiveShell.ast_node_interactivity='all'", True),
+        # imports by name, attributes built from strings, processes and native code
+        ("import importlib\nimportlib.import_module('subprocess')", True),
+        ("import importlib\nm = importlib.import_module('sub' + 'process')", True),
+        ("__import__('socket')", True),
+        ("import sys\np = sys.modules['sub' + 'process']", True),
+        ("from sys import modules", True),
+        ("import os\ngetattr(os, 'sys' + 'tem')('ls')", True),
+        ("import os\nos.execv('/bin/sh', ['sh'])", True),
+        ("import os\nos.spawnlp(os.P_WAIT, 'ls', 'ls')", True),
+        ("import asyncio\nasyncio.create_subprocess_shell('ls')", True),
+        ("import ctypes", True),
+        # the test's frames and the kernel's objects (where a hidden test's references and inputs are)
+        ("import sys\ncaller = sys._getframe(1).f_locals", True),
+        ("import inspect\nframe = inspect.currentframe().f_back", True),
+        ("fn = globals()['reference_softmax']", True),
+        ("import gc\nfound = [o for o in gc.get_objects() if callable(o)]", True),
+        ("shell = get_ipython()", True),
+        # honest code
+        (
+            "def softmax(x, axis=-1):\n    e = np.exp(x - x.max(axis, keepdims=True))\n    return e / e.sum(axis, keepdims=True)",
+            False,
+        ),
+        (
+            "weights = np.zeros((3, 3))\nweights[0] += 1\nwith open('notes.txt', 'w') as f: f.write('hi')",
+            False,
+        ),
+        ("%time y = softmax(x)", False),
+        ("%matplotlib inline", False),
+        ("layer = getattr(model, f'layer{i}')", False),
+    ],
+)
 def test_integrity_scan(source, flagged):
     assert bool(integrity.scan_source(source)) == flagged
 
@@ -69,37 +85,77 @@ def test_a_cell_marked_locked_by_the_student_is_still_scanned(samples1):
     answer = next(c for c in nb.cells if nbgrader(c).get("grade_id") == "softmax")
     answer.source += "\nimport socket\nimport subprocess\n"
     answer.metadata["nbgrader"]["locked"] = True
-    nb.cells.append(nbformat.v4.new_code_cell("np.allclose = lambda *a, **k: True",
-                                              metadata={"nbgrader": {"locked": True, "grade_id": "mine"}}))
+    nb.cells.append(
+        nbformat.v4.new_code_cell(
+            "np.allclose = lambda *a, **k: True", metadata={"nbgrader": {"locked": True, "grade_id": "mine"}}
+        )
+    )
     flags = integrity.scan(nb, _released("01_attention"))
     assert any("softmax: imports socket" in f for f in flags) and any("subprocess" in f for f in flags)
     assert any("mine: replaces np.allclose" in f for f in flags)
 
 
-@pytest.mark.parametrize("assignment, cell, code, call", [
-    ("01_attention", "softmax", "import torch\n\ndef softmax(x, axis=-1):\n"
-     "    return torch.softmax(torch.as_tensor(x), dim=axis).numpy()", "torch.softmax"),
-    ("01_attention", "softmax", "from scipy.special import softmax as scipy_softmax\n\ndef softmax(x, axis=-1):\n"
-     "    return scipy_softmax(x, axis=axis)", "scipy.special.softmax"),
-    ("02_distilbert", "attention_block", "class AttentionBlock(nn.Module):\n    def __init__(self, config):\n"
-     "        super().__init__()\n        self.attention = nn.MultiheadAttention(config.dim, config.n_heads)\n",
-     "torch.nn.MultiheadAttention"),
-    ("02_distilbert", "model", "from transformers.models.distilbert import modeling_distilbert as md\n"
-     "Block = md.TransformerBlock\n", "transformers.models.distilbert.modeling_distilbert"),
-    ("05_decoder", "causal_attention", "import torch.nn.functional as F\n\ndef attend(q, k, v, mask=None):\n"
-     "    return F.scaled_dot_product_attention(q, k, v, attn_mask=mask), None",
-     "torch.nn.functional.scaled_dot_product_attention"),
-    ("04_finetuning", "train", "from transformers import Trainer\n\ndef train(model, data):\n"
-     "    return Trainer(model=model).train()", "transformers.Trainer"),
-    ("06_question_answering", "best_answer", "def best_answer(*args, **kwargs):\n"
-     "    return qa.pipeline_answer(*args, **kwargs)", "course.qa.pipeline_answer"),
-])
+@pytest.mark.parametrize(
+    "assignment, cell, code, call",
+    [
+        (
+            "01_attention",
+            "softmax",
+            "import torch\n\ndef softmax(x, axis=-1):\n"
+            "    return torch.softmax(torch.as_tensor(x), dim=axis).numpy()",
+            "torch.softmax",
+        ),
+        (
+            "01_attention",
+            "softmax",
+            "from scipy.special import softmax as scipy_softmax\n\ndef softmax(x, axis=-1):\n"
+            "    return scipy_softmax(x, axis=axis)",
+            "scipy.special.softmax",
+        ),
+        (
+            "02_distilbert",
+            "attention_block",
+            "class AttentionBlock(nn.Module):\n    def __init__(self, config):\n"
+            "        super().__init__()\n        self.attention = nn.MultiheadAttention(config.dim, config.n_heads)\n",
+            "torch.nn.MultiheadAttention",
+        ),
+        (
+            "02_distilbert",
+            "model",
+            "from transformers.models.distilbert import modeling_distilbert as md\n"
+            "Block = md.TransformerBlock\n",
+            "transformers.models.distilbert.modeling_distilbert",
+        ),
+        (
+            "05_decoder",
+            "causal_attention",
+            "import torch.nn.functional as F\n\ndef attend(q, k, v, mask=None):\n"
+            "    return F.scaled_dot_product_attention(q, k, v, attn_mask=mask), None",
+            "torch.nn.functional.scaled_dot_product_attention",
+        ),
+        (
+            "04_finetuning",
+            "train",
+            "from transformers import Trainer\n\ndef train(model, data):\n"
+            "    return Trainer(model=model).train()",
+            "transformers.Trainer",
+        ),
+        (
+            "06_question_answering",
+            "best_answer",
+            "def best_answer(*args, **kwargs):\n    return qa.pipeline_answer(*args, **kwargs)",
+            "course.qa.pipeline_answer",
+        ),
+    ],
+)
 def test_a_library_implementation_of_an_exercise_is_flagged_by_name(assignment, cell, code, call):
     sample = next(s for s in samples.load(assignment) if s.student.startswith("correct"))
     sample.cells[cell] = code
     flags = [f for f in integrity.scan(samples.fill(sample), _released(assignment)) if "library" in f]
     # one flag per cell, naming the call and its line (in assignment 1, everything from torch is named: it is NumPy only)
-    assert len(flags) == 1 and flags[0].startswith(f"{cell}: library: uses ") and "exercise " in flags[0], flags
+    assert len(flags) == 1 and flags[0].startswith(f"{cell}: library: uses ") and "exercise " in flags[0], (
+        flags
+    )
     assert f" {call} (line " in flags[0], flags
 
 

@@ -1,4 +1,5 @@
 """The integrity scan's flags on the TA's grading page, beside the cell each one names."""
+
 from __future__ import annotations
 
 import nbformat
@@ -14,20 +15,38 @@ def _page(tmp_path, outcome):
     folder = course.autograded / "doejane" / "01_attention"
     folder.mkdir(parents=True)
     save_status(course, [outcome])
-    nb = nbformat.v4.new_notebook(cells=[
-        nbformat.v4.new_code_cell("def softmax(x): ...", metadata={"nbgrader": {"grade_id": "softmax"}}),
-        nbformat.v4.new_code_cell("check()", metadata={"nbgrader": {"grade_id": "test_softmax_hidden"}})])
-    resources = {"assignment_id": "01_attention", "notebook_id": "01_attention", "metadata": {"path": str(folder)}}
+    nb = nbformat.v4.new_notebook(
+        cells=[
+            nbformat.v4.new_code_cell("def softmax(x): ...", metadata={"nbgrader": {"grade_id": "softmax"}}),
+            nbformat.v4.new_code_cell("check()", metadata={"nbgrader": {"grade_id": "test_softmax_hidden"}}),
+        ]
+    )
+    resources = {
+        "assignment_id": "01_attention",
+        "notebook_id": "01_attention",
+        "metadata": {"path": str(folder)},
+    }
     return AddIntegrityFlags().preprocess(nb, resources)[0]
 
 
 def test_flags_go_beside_their_cell_escaped_and_the_rest_on_top(tmp_path):
-    flags = ["softmax: library: uses torch.softmax (line 3): an implementation of exercise 1 (Softmax), which asks "
-             "for the student's own", "cell 9: imports <b>socket</b> (network) (line 1)"]
+    flags = [
+        "softmax: library: uses torch.softmax (line 3): an implementation of exercise 1 (Softmax), which asks "
+        "for the student's own",
+        "cell 9: imports <b>socket</b> (network) (line 1)",
+    ]
     nb = _page(tmp_path, Outcome("doejane", "01_attention", "flagged", "for manual review", 1.0, flags))
     sources = [c.source for c in nb.cells]
-    assert "the whole submission" in sources[0] and "&lt;b&gt;socket&lt;/b&gt;" in sources[0] and "<b>" not in sources[0]
-    assert sources[1] == "def softmax(x): ..." and "uses torch.softmax" in sources[2] and "cell softmax" in sources[2]
+    assert (
+        "the whole submission" in sources[0]
+        and "&lt;b&gt;socket&lt;/b&gt;" in sources[0]
+        and "<b>" not in sources[0]
+    )
+    assert (
+        sources[1] == "def softmax(x): ..."
+        and "uses torch.softmax" in sources[2]
+        and "cell softmax" in sources[2]
+    )
     assert sources[3] == "check()" and len(sources) == 4
 
 

@@ -5,6 +5,7 @@ finished before the kill is still there.
 The grader runs in a process of its own on a scratch course (a local Dask cluster of two workers,
 each starting sandboxed runners ahead). It is killed once its first kernels are executing; every
 process it had started by then (workers, runners, bwrap, kernels) must be gone a few seconds later."""
+
 from __future__ import annotations
 
 import signal
@@ -24,9 +25,11 @@ from staff.grading.status import load_status, status_file
 pytestmark = [pytest.mark.notebooks, pytest.mark.xdist_group("killed")]
 ASSIGNMENT = "01_attention"
 STUDENTS = ("correct_loops", "partial", "stub", "hardcoded_shapes")
-DRIVER = ("import sys; from pathlib import Path; from staff.course_dir import CourseDir; "
-          "from staff.grading import autograde; "
-          "autograde.autograde([sys.argv[1]], course=CourseDir(Path(sys.argv[2])), jobs=2, progress=False)")
+DRIVER = (
+    "import sys; from pathlib import Path; from staff.course_dir import CourseDir; "
+    "from staff.grading import autograde; "
+    "autograde.autograde([sys.argv[1]], course=CourseDir(Path(sys.argv[2])), jobs=2, progress=False)"
+)
 
 
 def processes() -> dict[int, tuple[int, str]]:
@@ -37,9 +40,12 @@ def processes() -> dict[int, tuple[int, str]]:
             continue
         try:
             stat = (proc / "stat").read_text()
-            state, parent = stat[stat.rindex(")") + 2:].split()[:2]
+            state, parent = stat[stat.rindex(")") + 2 :].split()[:2]
             if state != "Z":
-                found[int(proc.name)] = int(parent), (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+                found[int(proc.name)] = (
+                    int(parent),
+                    (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(),
+                )
         except (OSError, ValueError):
             continue
     return found
@@ -65,8 +71,12 @@ def test_a_killed_grader_leaves_nothing_running_and_the_next_run_loses_nothing(m
         student = f"{name}_{number}"
         samples.submit(samples1[name], course, student)
         expected[student] = samples1[name].expected_score
-    grader = subprocess.Popen([sys.executable, "-c", DRIVER, ASSIGNMENT, str(course.root)], cwd=ROOT,
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    grader = subprocess.Popen(
+        [sys.executable, "-c", DRIVER, ASSIGNMENT, str(course.root)],
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     deadline = time.monotonic() + 300
     while not status_file(course).is_file() and time.monotonic() < deadline:
         time.sleep(0.05)  # killed right after its first finished grade, with kernels executing
@@ -89,5 +99,9 @@ def test_a_killed_grader_leaves_nothing_running_and_the_next_run_loses_nothing(m
     autograde.autograde([ASSIGNMENT], course=course, jobs=1, progress=False)  # the next run
     with Gradebook(course.db_url) as gb:
         assert {s: gb.find_submission(ASSIGNMENT, s).score for s in expected} == expected
-    left = [p.name for p in Path(tempfile.gettempdir()).glob("course-*-*") if any(f"-{pid}-" in p.name for pid in started)]
+    left = [
+        p.name
+        for p in Path(tempfile.gettempdir()).glob("course-*-*")
+        if any(f"-{pid}-" in p.name for pid in started)
+    ]
     assert not left, left

@@ -2,6 +2,7 @@
 the sanitized notebook as its "executed" one, so every test cell counts as passed): due dates from
 due_dates.toml, timestamps from timestamp.txt, the LMS's LATE marker, the policy of
 nbgrader_config.py through nbgrader's late-penalty plugin, and grades.csv."""
+
 from __future__ import annotations
 
 import csv
@@ -33,8 +34,11 @@ def late_course(make_course, save_without_kernel):
             late.write_timestamp(folder, due - DAY)
         elif student == "three_days":
             late.write_timestamp(folder, due + 2 * DAY + timedelta(hours=1))
-        late.write_marker(folder, f"{student}_{'LATE_' if student == 'marked' else ''}1_2_{ASSIGNMENT}.ipynb",
-                          late=student == "marked")
+        late.write_marker(
+            folder,
+            f"{student}_{'LATE_' if student == 'marked' else ''}1_2_{ASSIGNMENT}.ipynb",
+            late=student == "marked",
+        )
     gradebook.register([ASSIGNMENT], course)
     for student in ("on_time", "three_days", "marked", "untimed"):
         save_without_kernel(course, student)
@@ -55,10 +59,10 @@ def test_the_policy_is_nbgraders_plugin_configured_in_nbgrader_config():
     step.init_plugin()
     assert isinstance(step.plugin_inst, late.CourseLatePenalty)
     charge = step.plugin_inst.late_submission_penalty
-    assert charge("s", 20.0, 1) == 2.0                      # one second late: one started day, 10 %
-    assert charge("s", 20.0, 3 * 86400) == 6.0              # exactly three days
-    assert charge("s", 20.0, 3 * 86400 + 1) == 8.0          # into the fourth
-    assert charge("s", 20.0, 40 * 86400) == 10.0            # capped at half
+    assert charge("s", 20.0, 1) == 2.0  # one second late: one started day, 10 %
+    assert charge("s", 20.0, 3 * 86400) == 6.0  # exactly three days
+    assert charge("s", 20.0, 3 * 86400 + 1) == 8.0  # into the fourth
+    assert charge("s", 20.0, 40 * 86400) == 10.0  # capped at half
 
 
 def test_due_dates_need_a_time_zone_and_a_real_assignment(tmp_path):
@@ -76,15 +80,21 @@ def test_due_dates_need_a_time_zone_and_a_real_assignment(tmp_path):
 def test_release_dates_sit_beside_due_dates(tmp_path):
     """due_dates.toml gives an assignment its due date alone, or its release and due dates together."""
     path = tmp_path / "due_dates.toml"
-    path.write_text('"01_attention" = { release = 2027-01-15T23:59:00Z, due = 2027-01-29T23:59:00+01:00 }\n'
-                    '"02_distilbert" = 2027-02-12T23:59:00Z\n')
+    path.write_text(
+        '"01_attention" = { release = 2027-01-15T23:59:00Z, due = 2027-01-29T23:59:00+01:00 }\n'
+        '"02_distilbert" = 2027-02-12T23:59:00Z\n'
+    )
     assert late.due_dates(path)[ASSIGNMENT].isoformat() == "2027-01-29T22:59:00+00:00"
-    assert late.release_dates(path) == {ASSIGNMENT: late.moment("2027-01-15T23:59:00Z")}  # 02: never published
+    assert late.release_dates(path) == {
+        ASSIGNMENT: late.moment("2027-01-15T23:59:00Z")
+    }  # 02: never published
     assert late.released(late.moment("2027-01-15"), path) == [ASSIGNMENT]  # a day means the end of it
     assert late.released(late.moment("2027-01-15T23:58:59Z"), path) == []
-    for text, error in [('"01_attention" = { release = 2027-01-30T00:00:00Z, due = 2027-01-29T23:59:00Z }', "after"),
-                        ('"01_attention" = { released = 2027-01-15T23:59:00Z }', "unknown key"),
-                        ('"01_attention" = { release = 2027-01-15T23:59:00 }', "time zone")]:
+    for text, error in [
+        ('"01_attention" = { release = 2027-01-30T00:00:00Z, due = 2027-01-29T23:59:00Z }', "after"),
+        ('"01_attention" = { released = 2027-01-15T23:59:00Z }', "unknown key"),
+        ('"01_attention" = { release = 2027-01-15T23:59:00 }', "time zone"),
+    ]:
         path.write_text(text + "\n")
         with pytest.raises(late.DueDatesError, match=error):
             late.schedule(path)
@@ -113,15 +123,25 @@ def test_grades_csv_shows_due_date_timestamp_lateness_and_penalty(late_course):
     assert {found[s]["duedate"] for s in found} == {due}
     on_time, three, marked, untimed = (found[s] for s in ("on_time", "three_days", "marked", "untimed"))
     assert on_time["timestamp"] == (late.due_dates()[ASSIGNMENT] - DAY).strftime("%Y-%m-%d %H:%M:%S UTC")
-    assert (on_time["days_late"], on_time["lms_late"], float(on_time["late_submission_penalty"])) == ("0", "", 0.0)
+    assert (on_time["days_late"], on_time["lms_late"], float(on_time["late_submission_penalty"])) == (
+        "0",
+        "",
+        0.0,
+    )
     raw = float(three["raw_score"])
     assert raw > 0 and three["days_late"] == "3" and three["timestamp"].endswith(" UTC")
     assert float(three["late_submission_penalty"]) == pytest.approx(round(0.3 * raw, 2))
     assert float(three["score"]) == pytest.approx(raw - round(0.3 * raw, 2))
     # The LMS said LATE but gave no time: charged the least a late submission can be, one day.
     assert (marked["timestamp"], marked["lms_late"], marked["days_late"]) == ("", "LATE", "1")
-    assert float(marked["late_submission_penalty"]) == pytest.approx(round(0.1 * float(marked["raw_score"]), 2))
-    assert (untimed["timestamp"], untimed["days_late"], float(untimed["late_submission_penalty"])) == ("", "", 0.0)
+    assert float(marked["late_submission_penalty"]) == pytest.approx(
+        round(0.1 * float(marked["raw_score"]), 2)
+    )
+    assert (untimed["timestamp"], untimed["days_late"], float(untimed["late_submission_penalty"])) == (
+        "",
+        "",
+        0.0,
+    )
 
 
 def test_the_penalty_follows_manual_points_and_a_corrected_timestamp(late_course):
@@ -135,7 +155,9 @@ def test_the_penalty_follows_manual_points_and_a_corrected_timestamp(late_course
     late.write_timestamp(folder, late.due_dates()[ASSIGNMENT] + 5 * DAY)
     marked = rows(late_course)["marked"]
     assert marked["days_late"] == "5" and marked["timestamp"]
-    assert float(marked["late_submission_penalty"]) == pytest.approx(round(0.5 * float(marked["raw_score"]), 2))
+    assert float(marked["late_submission_penalty"]) == pytest.approx(
+        round(0.5 * float(marked["raw_score"]), 2)
+    )
 
 
 def test_feedback_shows_the_penalty_on_the_points_as_they_are_now(late_course):
@@ -150,8 +172,14 @@ def test_feedback_shows_the_penalty_on_the_points_as_they_are_now(late_course):
         stale, score = notebook.late_submission_penalty, notebook.score
     expected = round(0.3 * score, 2)
     assert stale != pytest.approx(expected)  # the TA's point is not in the penalty yet
-    nbgrader_cli.run("generate_feedback", ASSIGNMENT, "--force", "--log-level=WARN", "--student=three_days",
-                     course=late_course)
+    nbgrader_cli.run(
+        "generate_feedback",
+        ASSIGNMENT,
+        "--force",
+        "--log-level=WARN",
+        "--student=three_days",
+        course=late_course,
+    )
     page = (late_course.feedback / "three_days" / ASSIGNMENT / f"{ASSIGNMENT}.html").read_text()
     shown = re.search(r"Late submission penalty \(Score: -([\d.]+)\)", page)
     assert shown and float(shown.group(1)) == pytest.approx(expected), shown

@@ -1,5 +1,6 @@
 """Repair puts back deleted test cells and stripped nbgrader metadata, in the released order,
 and never touches a notebook that needs nothing."""
+
 from __future__ import annotations
 
 import copy

@@ -2,6 +2,7 @@
 
 Each test runs real Python inside the same bubblewrap sandbox grading kernels get
 (staff/grading/sandbox.py), with a scratch folder and a fixtures view of assignment 1."""
+
 from __future__ import annotations
 
 import json
@@ -42,11 +43,14 @@ def run(spec, code: str) -> dict:
 
 
 def test_the_course_tree_is_not_there(spec):
-    seen = run(spec, f"""
+    seen = run(
+        spec,
+        f"""
 import json, os
 root = {str(ROOT)!r}
 print(json.dumps({{"root": sorted(os.listdir(root)),
-                   "fixtures": sorted(os.listdir(os.path.join(root, "fixtures")))}}))""")
+                   "fixtures": sorted(os.listdir(os.path.join(root, "fixtures")))}}))""",
+    )
     assert set(seen["root"]) <= {"course", "data", "fixtures", ".venv"}, seen["root"]
     for secret in ("source", "staff", ".git", "gradebook.db", "submitted", "autograded", "samples"):
         assert secret not in seen["root"]
@@ -54,7 +58,9 @@ print(json.dumps({{"root": sorted(os.listdir(root)),
 
 
 def test_expected_outputs_are_withheld_from_the_kernel(spec):
-    seen = run(spec, """
+    seen = run(
+        spec,
+        """
 import json
 from course.fixtures import load_cases
 from course.record import Withheld
@@ -66,14 +72,26 @@ except TypeError:
     leaked = False
 print(json.dumps({"x": type(case["x"]).__name__, "expected": type(case["expected"]).__name__,
                   "public": type(public["expected"]).__name__, "leaked": leaked,
-                  "shape": list(case["expected"].shape)}))""")
+                  "shape": list(case["expected"].shape)}))""",
+    )
     # Public expected outputs ship to students anyway: the visible checks (no points) run as they did for them.
-    assert seen == {"x": "ndarray", "expected": "Withheld", "public": "ndarray", "leaked": False,
-                    "shape": seen["shape"]} and seen["shape"]
+    assert (
+        seen
+        == {
+            "x": "ndarray",
+            "expected": "Withheld",
+            "public": "ndarray",
+            "leaked": False,
+            "shape": seen["shape"],
+        }
+        and seen["shape"]
+    )
 
 
 def test_read_only_except_the_scratch_folder(spec):
-    seen = run(spec, f"""
+    seen = run(
+        spec,
+        f"""
 import json, os
 result = {{}}
 for path in ({str(ROOT / "course" / "x.py")!r}, "/x", "/usr/x", {str(Path(spec.scratch) / "work" / "ok.txt")!r}):
@@ -82,7 +100,8 @@ for path in ({str(ROOT / "course" / "x.py")!r}, "/x", "/usr/x", {str(Path(spec.s
         result[path] = "written"
     except OSError as error:
         result[path] = type(error).__name__
-print(json.dumps(result))""")
+print(json.dumps(result))""",
+    )
     assert seen.pop(str(Path(spec.scratch) / "work" / "ok.txt")) == "written"
     assert all(v != "written" for v in seen.values()), seen
     assert not (ROOT / "course" / "x.py").exists()
@@ -92,9 +111,13 @@ def test_the_kernel_cannot_open_a_records_folder_of_its_own(spec):
     """Only the grader opens the folder a test cell's records go to (cells.py), and only while that
     cell runs: the kernel's user can neither create it nor replace the folder that holds it."""
     if spec.uid is None:
-        pytest.skip("the kernel runs as the grader's own user here (not root): the runner discards what it made")
+        pytest.skip(
+            "the kernel runs as the grader's own user here (not root): the runner discards what it made"
+        )
     scratch = Path(spec.scratch)
-    seen = run(spec, f"""
+    seen = run(
+        spec,
+        f"""
 import json, os
 result = {{}}
 for name, attempt in (("door", lambda: os.mkdir({str(scratch / "records" / "cell")!r})),
@@ -106,9 +129,14 @@ for name, attempt in (("door", lambda: os.mkdir({str(scratch / "records" / "cell
         result[name] = "done"
     except OSError as error:
         result[name] = type(error).__name__
-print(json.dumps(result))""")
-    assert seen == {"door": "PermissionError", "file": "PermissionError", "rename": "PermissionError",
-                    "replace": "PermissionError"}, seen
+print(json.dumps(result))""",
+    )
+    assert seen == {
+        "door": "PermissionError",
+        "file": "PermissionError",
+        "rename": "PermissionError",
+        "replace": "PermissionError",
+    }, seen
 
 
 def test_no_network_not_even_the_graders_loopback(spec):
@@ -119,7 +147,9 @@ def test_no_network_not_even_the_graders_loopback(spec):
     port = listener.getsockname()[1]
     accepted = []
     threading.Thread(target=lambda: accepted.append(_accept(listener)), daemon=True).start()
-    seen = run(spec, f"""
+    seen = run(
+        spec,
+        f"""
 import json, socket
 out = {{}}
 for host in ("127.0.0.1", "1.1.1.1"):
@@ -128,7 +158,8 @@ for host in ("127.0.0.1", "1.1.1.1"):
         out[host] = "connected"
     except OSError as error:
         out[host] = error.strerror or type(error).__name__
-print(json.dumps(out))""")
+print(json.dumps(out))""",
+    )
     assert "connected" not in seen.values(), seen
     assert accepted in ([], [None])
 
@@ -170,8 +201,9 @@ def test_a_fork_bomb_does_not_starve_the_next_students_kernel(view, spec):
     other = sandbox.make_spec(view.parent / "scratch-2", view, processes=64)
     if spec.uid is not None:
         assert other.uid != spec.uid
-    bomb = subprocess.Popen(sandbox.command(spec, [sys.executable, "-c", FORK_BOMB % 20], {}),
-                            stdout=subprocess.PIPE, text=True)
+    bomb = subprocess.Popen(
+        sandbox.command(spec, [sys.executable, "-c", FORK_BOMB % 20], {}), stdout=subprocess.PIPE, text=True
+    )
     try:
         assert json.loads(bomb.stdout.readline())["stopped"]  # the first sandbox is now full
         seen = run(other, FORK_BOMB % 0.5)
@@ -182,9 +214,11 @@ def test_a_fork_bomb_does_not_starve_the_next_students_kernel(view, spec):
 
 
 def test_no_secret_in_the_kernels_environment(spec):
-    argv = sandbox.command(spec, [sys.executable, "-c", "import json, os; print(json.dumps(dict(os.environ)))"],
-                           {"GRADEBOOK_URL": "postgresql://ta:secret@db/course", "JUPYTER_TOKEN": "abc",
-                            "OMP_NUM_THREADS": "1"})
+    argv = sandbox.command(
+        spec,
+        [sys.executable, "-c", "import json, os; print(json.dumps(dict(os.environ)))"],
+        {"GRADEBOOK_URL": "postgresql://ta:secret@db/course", "JUPYTER_TOKEN": "abc", "OMP_NUM_THREADS": "1"},
+    )
     env = json.loads(subprocess.run(argv, capture_output=True, text=True, timeout=60, check=True).stdout)
     assert "GRADEBOOK_URL" not in env and "JUPYTER_TOKEN" not in env
     assert env["OMP_NUM_THREADS"] == "1" and env["HF_HUB_OFFLINE"] == "1"
@@ -196,10 +230,13 @@ def test_a_virtualenv_reached_through_a_symlink_runs_in_the_sandbox(view, tmp_pa
     resolved one, and the probe then blamed user namespaces)."""
     link = tmp_path / "shared-venv"
     link.symlink_to(Path(sys.prefix).resolve(), target_is_directory=True)
-    code = ("import sys; from staff.grading import sandbox; sandbox.probe(); "
-            "print(sys.prefix, [d for _, d in sandbox.python_mounts()])")
-    done = subprocess.run([str(link / "bin" / "python"), "-c", code], cwd=ROOT, capture_output=True, text=True,
-                          timeout=120)
+    code = (
+        "import sys; from staff.grading import sandbox; sandbox.probe(); "
+        "print(sys.prefix, [d for _, d in sandbox.python_mounts()])"
+    )
+    done = subprocess.run(
+        [str(link / "bin" / "python"), "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
     assert done.returncode == 0, done.stderr[-1500:]
     assert done.stdout.startswith(str(link)) and repr(str(link)) in done.stdout
 
@@ -207,7 +244,9 @@ def test_a_virtualenv_reached_through_a_symlink_runs_in_the_sandbox(view, tmp_pa
 def test_the_kernels_own_folders_are_size_limited_and_no_file_is_huge(spec):
     """A kernel filling its working folder stops at its quota (a tmpfs in the sandbox: the grader's
     disk is not touched), and no file anywhere grows past the file-size limit."""
-    seen = run(spec, f"""
+    seen = run(
+        spec,
+        f"""
 import errno, json, os
 block = b"\\0" * 2**24
 def fill(paths, limit):
@@ -222,7 +261,8 @@ def fill(paths, limit):
         return written, errno.errorcode.get(error.errno, str(error.errno))
 work = fill([os.path.join(os.getcwd(), f"part{{i}}") for i in range(64)], 2**26)  # files of 64 MB
 shared = fill([{str(Path(spec.scratch) / "ipc" / "big")!r}], 2**31)
-print(json.dumps({{"work": work, "shared": shared}}))""")
+print(json.dumps({{"work": work, "shared": shared}}))""",
+    )
     assert seen["work"][1] == "ENOSPC" and seen["work"][0] <= quota.PRIVATE["work"], seen
     assert seen["shared"][1] == "EFBIG" and seen["shared"][0] <= quota.MAX_FILE_BYTES, seen
     assert not list((Path(spec.scratch) / "work").iterdir())  # it was never on this machine's disk
@@ -234,7 +274,10 @@ def test_another_cpus_kernels_can_be_tried_in_the_sandbox(spec):
     """`ATEN_CPU_CAPABILITY=default make autograde` grades with PyTorch's portable kernels, as on
     another CPU (the canary then shows whether the solutions still get full marks there): the
     variable must reach the kernel."""
-    argv = sandbox.command(spec, [sys.executable, "-c", "import torch; print(torch.backends.cpu.get_cpu_capability())"],
-                           {"ATEN_CPU_CAPABILITY": "default"})
+    argv = sandbox.command(
+        spec,
+        [sys.executable, "-c", "import torch; print(torch.backends.cpu.get_cpu_capability())"],
+        {"ATEN_CPU_CAPABILITY": "default"},
+    )
     done = subprocess.run(argv, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0 and done.stdout.strip().splitlines()[-1] == "DEFAULT", done.stderr[-500:]

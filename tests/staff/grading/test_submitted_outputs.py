@@ -2,6 +2,7 @@
 the question refers to (its source cell's metadata ``course.refers_to``), beside the graded run's (staff/grading/submitted_outputs.py): rendered by
 nbgrader's real ``formgrade`` template on crafted courses, hostile outputs included. The browser
 view of a graded sample is tests/e2e/test_formgrader.py."""
+
 from __future__ import annotations
 
 import base64
@@ -24,12 +25,18 @@ ASSIGNMENT, STUDENT = "a1", "mallory"
 
 def _png(width: int = 2, height: int = 2, junk: bytes = b"") -> bytes:
     """A real PNG (grey pixels), or with ``junk`` a header declaring any size."""
+
     def chunk(kind: bytes, data: bytes) -> bytes:
         return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
     rows = b"".join(b"\x00" + b"\x80" * width for _ in range(height))
     body = junk or zlib.compress(rows)
-    return (submitted_outputs.PNG_SIGNATURE + chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 0, 0, 0, 0))
-            + chunk(b"IDAT", body) + chunk(b"IEND", b""))
+    return (
+        submitted_outputs.PNG_SIGNATURE
+        + chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 0, 0, 0, 0))
+        + chunk(b"IDAT", body)
+        + chunk(b"IEND", b"")
+    )
 
 
 def _b64(data: bytes) -> str:
@@ -38,16 +45,30 @@ def _b64(data: bytes) -> str:
 
 def _code(grade_id: str, outputs=()) -> nbformat.NotebookNode:
     cell = nbformat.v4.new_code_cell("print('run me')", id=grade_id, outputs=list(outputs))
-    cell.metadata.nbgrader = {"grade_id": grade_id, "locked": True, "solution": False, "grade": False,
-                              "schema_version": 3}
+    cell.metadata.nbgrader = {
+        "grade_id": grade_id,
+        "locked": True,
+        "solution": False,
+        "grade": False,
+        "schema_version": 3,
+    }
     return cell
 
 
 def _answer(grade_id: str, question: str, refers_to=()) -> nbformat.NotebookNode:
-    cell = nbformat.v4.new_markdown_cell(f"{question}\n\n### BEGIN SOLUTION\nThe model answer of {grade_id}, "
-                                         f"naming *decoy* in the solution only.\n### END SOLUTION", id=grade_id)
-    cell.metadata.nbgrader = {"grade_id": grade_id, "solution": True, "grade": True, "locked": False,
-                              "points": 2, "schema_version": 3}
+    cell = nbformat.v4.new_markdown_cell(
+        f"{question}\n\n### BEGIN SOLUTION\nThe model answer of {grade_id}, "
+        f"naming *decoy* in the solution only.\n### END SOLUTION",
+        id=grade_id,
+    )
+    cell.metadata.nbgrader = {
+        "grade_id": grade_id,
+        "solution": True,
+        "grade": True,
+        "locked": False,
+        "points": 2,
+        "schema_version": 3,
+    }
     if refers_to:
         cell.metadata.course = {"refers_to": list(refers_to)}
     return cell
@@ -61,9 +82,14 @@ def _display(data: dict) -> dict:
     return nbformat.v4.new_output("display_data", data=data)
 
 
-QUESTIONS = [_answer("q_speed", "Read the speed-up off your table and your figure under exercise 1.",
-                     refers_to=["experiment", "figure", "experiment", "not_a_cell"]),
-             _answer("q_none", "Explain in your own words (the text's *experiment* is no reference).")]
+QUESTIONS = [
+    _answer(
+        "q_speed",
+        "Read the speed-up off your table and your figure under exercise 1.",
+        refers_to=["experiment", "figure", "experiment", "not_a_cell"],
+    ),
+    _answer("q_none", "Explain in your own words (the text's *experiment* is no reference)."),
+]
 HOSTILE = [
     _display({"text/html": "<script>alert('html')</script>", "text/plain": "plain fallback <b>bold?</b>"}),
     _display({"application/javascript": "alert('js')"}),
@@ -88,13 +114,19 @@ def _notebook(cells) -> nbformat.NotebookNode:
 def course(tmp_path):
     """A course with a source notebook, the graded run (autograded/) and the student's notebook
     (submitted/) with hostile outputs in the named cell ``experiment``."""
+
     def write(folder: str, experiment, figure) -> None:
         path = tmp_path / folder / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
         path.parent.mkdir(parents=True)
-        nbformat.write(_notebook([_code("experiment", experiment), _code("figure", figure), *QUESTIONS]), path)
+        nbformat.write(
+            _notebook([_code("experiment", experiment), _code("figure", figure), *QUESTIONS]), path
+        )
+
     (tmp_path / "source" / ASSIGNMENT).mkdir(parents=True)
-    nbformat.write(_notebook([_code("experiment"), _code("figure"), *QUESTIONS]),
-                   tmp_path / "source" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb")
+    nbformat.write(
+        _notebook([_code("experiment"), _code("figure"), *QUESTIONS]),
+        tmp_path / "source" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb",
+    )
     figure = [_display({"image/png": _b64(_png()), "text/plain": "<Figure>"})]
     write(f"autograded/{STUDENT}", [_stream("speed-up 1.2x (graded run)\n")], figure)
     write(f"submitted/{STUDENT}", [_stream("speed-up 7.1x (my run)\n"), *HOSTILE], figure)
@@ -105,18 +137,35 @@ def render(root, monkeypatch, template: str = "formgrade", student: str = STUDEN
     """The grading page's HTML, as nbgrader's SubmissionHandler renders it."""
     monkeypatch.setenv("JUPYTER_PATH", str(formgrader.JUPYTER_DATA))
     exporter = HTMLExporter(template_name=template, extra_template_basedirs=[template_path])
-    resources = {"assignment_id": ASSIGNMENT, "notebook_id": ASSIGNMENT, "student": student, "submission_id": "x",
-                 "index": 0, "total": 1, "base_url": "", "last_name": "M", "first_name": "M", "notebook_path": "x"}
-    page, _ = exporter.from_filename(str(root / "autograded" / STUDENT / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"),
-                                     resources=resources)
+    resources = {
+        "assignment_id": ASSIGNMENT,
+        "notebook_id": ASSIGNMENT,
+        "student": student,
+        "submission_id": "x",
+        "index": 0,
+        "total": 1,
+        "base_url": "",
+        "last_name": "M",
+        "first_name": "M",
+        "notebook_path": "x",
+    }
+    page, _ = exporter.from_filename(
+        str(root / "autograded" / STUDENT / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"), resources=resources
+    )
     return page
 
 
 def _panels(page: str) -> dict[str, str]:
     """``{grade_id: panel HTML}`` (the page as nbconvert serialises it: attributes sorted, entities
     of plain characters written out)."""
-    return dict(re.findall(r'<details class="panel panel-info submitted-outputs tex2jax_ignore" data-grade-id="(\w+)"'
-                           r' open="">(.*?)</details>', page, re.S))
+    return dict(
+        re.findall(
+            r'<details class="panel panel-info submitted-outputs tex2jax_ignore" data-grade-id="(\w+)"'
+            r' open="">(.*?)</details>',
+            page,
+            re.S,
+        )
+    )
 
 
 def test_a_named_cell_is_shown_as_submitted_beside_the_graded_run(course, monkeypatch):
@@ -136,8 +185,14 @@ def test_a_named_cell_is_shown_as_submitted_beside_the_graded_run(course, monkey
     assert submitted_outputs.SAME in htmllib.unescape(figure) and submitted_outputs.DIFFERS not in figure
     assert figure.count(f"data:image/png;base64,{_b64(_png())}") == 2  # the same real PNG on both sides
     # The page order: the answer, its model answer, then what the student submitted.
-    answer, model, shown = (page.index(s) for s in ('id="q_speed"', 'class="panel panel-success model-answer"',
-                                                    'submitted-outputs tex2jax_ignore" data-grade-id="q_speed"'))
+    answer, model, shown = (
+        page.index(s)
+        for s in (
+            'id="q_speed"',
+            'class="panel panel-success model-answer"',
+            'submitted-outputs tex2jax_ignore" data-grade-id="q_speed"',
+        )
+    )
     assert answer < model < shown
 
 
@@ -150,7 +205,9 @@ def test_hostile_outputs_are_never_rendered_as_markup(course, monkeypatch):
     assert "plain fallback &lt;b&gt;bold?&lt;/b&gt;" in speed, "text/plain instead of the HTML"
     assert "&lt;b&gt;after a blank line&lt;/b&gt;" in speed, "a blank line does not end the HTML block"
     assert "<svg" not in speed and "<script" not in speed
-    assert re.search(r"<pre>[^<]*costs \$x\^2\$", speed), "a student's formula stays text (MathJax skips <pre>)"
+    assert re.search(r"<pre>[^<]*costs \$x\^2\$", speed), (
+        "a student's formula stays text (MathJax skips <pre>)"
+    )
     assert speed.count("output not shown (only text and PNG are)") == 3  # javascript, svg, markdown
     text = htmllib.unescape(re.sub(r"<[^>]+>", " ", speed))
     assert "image not shown: 9000 x 9000 pixels" in text
@@ -164,8 +221,12 @@ def test_hostile_outputs_are_never_rendered_as_markup(course, monkeypatch):
 
 def test_a_missing_or_unreadable_submission_gives_a_note(course, monkeypatch):
     submitted = course / "submitted" / STUDENT / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
-    for content, reason in ((None, "is missing"), (b"\x00\xff{not json", "is not a readable notebook"),
-                            (b"[1, 2]", "is not a notebook"), (b'{"cells": {"a": 1}}', "is not a notebook")):
+    for content, reason in (
+        (None, "is missing"),
+        (b"\x00\xff{not json", "is not a readable notebook"),
+        (b"[1, 2]", "is not a notebook"),
+        (b'{"cells": {"a": 1}}', "is not a notebook"),
+    ):
         if content is None:
             submitted.unlink()
         else:
@@ -202,7 +263,8 @@ def test_cells_are_matched_by_grade_id_then_cell_id(course, monkeypatch):
 def test_a_student_id_cannot_point_outside_submitted(course, monkeypatch):
     (course / "outside" / ASSIGNMENT).mkdir(parents=True)
     (course / "outside" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb").write_bytes(
-        (course / "submitted" / STUDENT / ASSIGNMENT / f"{ASSIGNMENT}.ipynb").read_bytes())
+        (course / "submitted" / STUDENT / ASSIGNMENT / f"{ASSIGNMENT}.ipynb").read_bytes()
+    )
     speed = _panels(render(course, monkeypatch, student="../outside"))["q_speed"]
     assert "outside the course" in speed and "7.1x" not in speed
 
@@ -272,13 +334,17 @@ def test_the_questions_of_assignments_1_to_4_refer_to_the_cells_they_ask_about()
     assert referred["q_scratch"] == ["scratch"]
 
 
-@pytest.mark.parametrize("assignment", ["01_attention", "02_distilbert", "03_visualising_attention", "04_finetuning"])
+@pytest.mark.parametrize(
+    "assignment", ["01_attention", "02_distilbert", "03_visualising_attention", "04_finetuning"]
+)
 def test_every_model_answer_splits_its_points(assignment):
     """The TA under each question reads what earns each point: the model answer ends with a
     ``**Points.**`` paragraph whose ``N point(s):`` parts add up to the question's points."""
     for cell in _course_questions(assignment):
         answer = model_answers.solution_text(cell)
-        assert "**Points.**" in answer, f"{assignment}: the model answer of {cell.metadata.nbgrader.grade_id} has no split"
+        assert "**Points.**" in answer, (
+            f"{assignment}: the model answer of {cell.metadata.nbgrader.grade_id} has no split"
+        )
         split = answer.split("**Points.**")[1]
         points = sum(int(n) for n in re.findall(r"(\d+) points?:", split))
         assert points == cell.metadata.nbgrader.points, (assignment, cell.metadata.nbgrader.grade_id, points)

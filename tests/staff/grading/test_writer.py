@@ -1,6 +1,7 @@
 """The one writer's shortcuts are nbgrader's work with fewer queries: one gradebook session per
 batch, one transaction per submission, and three of nbgrader's steps subclassed (metadata check,
 overwriting cells, saving grades) that must agree with nbgrader's own on every notebook."""
+
 from __future__ import annotations
 
 import copy
@@ -113,13 +114,25 @@ def test_overwriting_cells_from_the_session_cache_is_nbgraders_own(registered):
             cell.source += "\nassert True  # edited"
         if meta.get("grade") and cell.cell_type == "code":
             meta["points"] = 100
-    nb.cells.append(nbformat.v4.new_code_cell("x = 1", metadata={"nbgrader": {**nbgrader(nb.cells[3]), "grade_id": "mine"}}))
-    resources = {"nbgrader": {"db_url": registered.db_url, "assignment": ASSIGNMENT, "notebook": ASSIGNMENT,
-                              "student": "s"}}
+    nb.cells.append(
+        nbformat.v4.new_code_cell(
+            "x = 1", metadata={"nbgrader": {**nbgrader(nb.cells[3]), "grade_id": "mine"}}
+        )
+    )
+    resources = {
+        "nbgrader": {
+            "db_url": registered.db_url,
+            "assignment": ASSIGNMENT,
+            "notebook": ASSIGNMENT,
+            "student": "s",
+        }
+    }
     theirs, _ = OverwriteCells().preprocess(copy.deepcopy(nb), copy.deepcopy(resources))
     with session.one_session(registered.db_url):
         for _ in range(2):  # filled, then served from the cache
-            ours, _ = nbgrader_steps.OverwriteSourceCells().preprocess(copy.deepcopy(nb), copy.deepcopy(resources))
+            ours, _ = nbgrader_steps.OverwriteSourceCells().preprocess(
+                copy.deepcopy(nb), copy.deepcopy(resources)
+            )
             assert nbformat.writes(ours) == nbformat.writes(theirs)
 
 
@@ -135,12 +148,17 @@ def test_the_status_log_appends_keeps_the_last_outcome_and_skips_a_torn_line(tmp
     (tmp_path / "autograded").mkdir()
     (tmp_path / "autograded" / "status.json").write_text(json.dumps([asdict(legacy)]))
     save_status(course, [Outcome("ada", ASSIGNMENT, "kernel died", "the kernel died", 2.0)])
-    save_status(course, [Outcome("ada", ASSIGNMENT, "graded", "", 3.0), Outcome("bo", ASSIGNMENT, "timeout", "", 4.0)])
+    save_status(
+        course, [Outcome("ada", ASSIGNMENT, "graded", "", 3.0), Outcome("bo", ASSIGNMENT, "timeout", "", 4.0)]
+    )
     with status_file(course).open("a") as log:
         log.write('{"student": "cut", "assignm')  # a grader killed mid-write
     save_status(course, [Outcome("cy", ASSIGNMENT, "graded", "", 5.0)])  # the next run
     found = load_status(course)
     assert {k: v["status"] for k, v in found.items()} == {
-        ("old", ASSIGNMENT): "graded", ("ada", ASSIGNMENT): "graded", ("bo", ASSIGNMENT): "timeout",
-        ("cy", ASSIGNMENT): "graded"}
+        ("old", ASSIGNMENT): "graded",
+        ("ada", ASSIGNMENT): "graded",
+        ("bo", ASSIGNMENT): "timeout",
+        ("cy", ASSIGNMENT): "graded",
+    }
     assert len(status_file(course).read_text().splitlines()) == 5
