@@ -1,12 +1,12 @@
 """JupyterHub configuration for the course's TA team (`make hub`; README: "Running the course on a
-server"). Everything but who is who is set by staff/grading/hub.py.
+server"). Everything but who is who is set by staff/grading/review/hub.py.
 
 Groups (nbgrader's names): instructors are the hub's admins and grade; graders are in
 formgrade-transformers-course and may open the formgrader; students may log in but not grade.
 Edit the lists, then restart `make hub` (JupyterHub adds users to groups at start; removing one
 is done in the admin page, /hub/admin)."""
 
-from staff.grading import hub
+from staff.grading.review import hub
 
 c = get_config()  # noqa: F821 (provided by JupyterHub when it loads this file)
 

@@ -67,25 +67,25 @@ os.environ.setdefault("MPLBACKEND", "Agg")
 # it (a TA in the formgrader, where it could act in their Jupyter session): nbconvert's sanitizer on HTML,
 # markdown and SVG outputs and raw cells, no JavaScript, with the course's policy as its filter (no class,
 # style or id, images only as data: PNG/JPEG/GIF, no relative URL). Markdown cells are cleaned by the
-# formgrader's template and by feedback's SanitizeCells below (staff/grading/sanitize.py).
+# formgrader's template and by feedback's SanitizeCells below (staff/grading/review/markdown_policy.py).
 c.HTMLExporter.sanitize_html = True
-c.HTMLExporter.filters = {"clean_html": "staff.grading.sanitize.clean_html"}
+c.HTMLExporter.filters = {"clean_html": "staff.grading.review.markdown_policy.clean_html"}
 
 # Feedback shows hidden tests only as their points and the judge's line per check, and answers no TA
-# has graded yet as pending, never as zero (staff/grading/feedback.py).
+# has graded yet as pending, never as zero (staff/grading/results/feedback.py).
 c.GenerateFeedback.preprocessors = [
-    "staff.grading.late.ChargeLatePenalty",  # the late penalty on the final points (see below), then read
+    "staff.grading.gradebook.late.ChargeLatePenalty",  # the late penalty on the final points (see below), then read
     "nbgrader.preprocessors.GetGrades",
     "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor",
-    "staff.grading.sanitize.SanitizeCells",  # a student's markdown as the formgrader shows it to TAs
-    "staff.grading.feedback.RedactHiddenTests",
-    "staff.grading.feedback.ShowPending",
+    "staff.grading.review.markdown_policy.SanitizeCells",  # a student's markdown as the formgrader shows it to TAs
+    "staff.grading.results.feedback.RedactHiddenTests",
+    "staff.grading.results.feedback.ShowPending",
 ]
 
-# Late work (staff/grading/late.py): due dates live in due_dates.toml, when each submission arrived
+# Late work (staff/grading/gradebook/late.py): due dates live in due_dates.toml, when each submission arrived
 # in its timestamp.txt; nbgrader's late-penalty plugin seam charges the difference. The course's
 # policy, set here and nowhere else: 10 % of a notebook's points per started day late, at most
 # 50 % (late work scoring zero would be per_day = cap = 1.0).
-c.AssignLatePenalties.plugin_class = "staff.grading.late.CourseLatePenalty"
+c.AssignLatePenalties.plugin_class = "staff.grading.gradebook.late.CourseLatePenalty"
 c.CourseLatePenalty.per_day = 0.10
 c.CourseLatePenalty.cap = 0.50

@@ -11,7 +11,7 @@ in a scratch course folder made from the same release:
    kernel: what nbgrader alone does);
 2. this grader on a LocalCluster of 1 worker (SQLite gradebook);
 3. this grader on a LocalCluster of --workers workers (SQLite);
-4. the same with a PostgreSQL gradebook (a throw-away server, :mod:`staff.grading.postgres`).
+4. the same with a PostgreSQL gradebook (a throw-away server, :mod:`staff.grading.gradebook.postgres`).
 
 Prints notebooks per minute, the ratio against (1), the mean time per submission of each phase
 (queueing, kernel start, execution, judging, gradebook write), each notebook's cost on a worker and
@@ -36,7 +36,8 @@ from nbgrader.api import Gradebook
 from staff import course_dir, nbgrader_cli
 from staff.authoring import release, samples
 from staff.course_dir import CourseDir
-from staff.grading import autograde, gradebook, postgres
+from staff.grading import autograde
+from staff.grading.gradebook import admin, postgres
 
 PHASES = ("queue", "kernel start", "execution", "judge", "gradebook")
 GOAL = 2.0  # times plain sequential nbgrader, on 2 cores (issue 28)
@@ -55,7 +56,7 @@ def _course(
         release.generate(course=course)
     for number, sample in enumerate(chosen):
         samples.submit(sample, course, student=f"s{number:02d}_{sample.student}")
-    gradebook.register(course_dir.assignments(), course)
+    admin.register(course_dir.assignments(), course)
     return course
 
 

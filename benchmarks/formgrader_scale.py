@@ -21,8 +21,8 @@ machine may be shared). It also records each page's API call (Chromium's own tim
 request, start to last byte). The goal is under 2 s for every page.
 
 With --original the same course is then served by nbgrader alone (the gradebook's indexes dropped,
-:mod:`staff.grading.gradebook_indexes`, and the API extension left out,
-``staff.grading.formgrader.start(overrides=False)``), in the same run, for the ratio; it runs
+:mod:`staff.grading.gradebook.indexes`, and the API extension left out,
+``staff.grading.review.formgrader.start(overrides=False)``), in the same run, for the ratio; it runs
 second, so it gets the warmer caches. Importable: the tests use :func:`build`; nothing runs at
 import.
 """
@@ -124,7 +124,7 @@ def build(
     assignments already registered, copied instead of registering them again (~30 s saved)."""
     from staff import course_dir
     from staff.course_dir import CourseDir
-    from staff.grading import gradebook
+    from staff.grading.gradebook import admin
 
     root.mkdir(parents=True)
     (root / "source").symlink_to(course_dir.SOURCE, target_is_directory=True)
@@ -139,7 +139,7 @@ def build(
     assignments = course_dir.assignments()
     if gradebook_from and not db_url:
         shutil.copy2(gradebook_from, course.gradebook)
-    gradebook.register(assignments, course)
+    admin.register(assignments, course)
     _fill(course, assignments, students, random.Random(seed))
     return course
 
@@ -361,7 +361,7 @@ def measure(
     stopped after. Grading pages: the first open (cold: templates compiled), then ``repeat`` others."""
     from playwright.sync_api import sync_playwright
 
-    from staff.grading import formgrader
+    from staff.grading.review import formgrader
 
     times: dict[str, float] = {}
 
@@ -430,7 +430,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
 
-    from staff.grading import gradebook_indexes, postgres
+    from staff.grading.gradebook import indexes, postgres
 
     with ExitStack() as stack:
         url = stack.enter_context(postgres.temporary_server()) if args.postgres else None
@@ -447,11 +447,11 @@ def main(argv: list[str] | None = None) -> int:
         times = measure(course, repeat=args.repeat, log=course.root.parent / "jupyter-course.log")
         original = None
         if args.original:  # after the course's run: nbgrader alone gets the warmer caches
-            gradebook_indexes.drop(course.db_url)
+            indexes.drop(course.db_url)
             original = measure(
                 course, overrides=False, repeat=args.repeat, log=course.root.parent / "jupyter-nbgrader.log"
             )
-            gradebook_indexes.ensure(course.db_url)
+            indexes.ensure(course.db_url)
         print(
             f"\nformgrader, {args.students} students x 5 assignments, {'PostgreSQL' if url else 'SQLite'}: "
             f"seconds until each page shows its rows in Chromium, median of {args.repeat} (the course's overrides"

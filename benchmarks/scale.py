@@ -36,8 +36,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from course import settings  # noqa: E402
 from staff import course_dir  # noqa: E402
 from staff.course_dir import CourseDir, nbgrader  # noqa: E402
-from staff.grading import autograde, canary, gradebook, judge, postgres, session, worker  # noqa: E402
-from staff.grading.judge import Record  # noqa: E402
+from staff.grading import autograde, canary  # noqa: E402
+from staff.grading.execution import worker
+from staff.grading.execution.records import Record  # noqa: E402
+from staff.grading.gradebook import admin, postgres, session
+from staff.grading.judging import judge
 
 GOAL_PER_SUBMISSION, GOAL_TOTAL = 0.1, 600.0  # seconds (issue 28)
 #: Seconds per notebook on a worker slot, measured by `make bench-autograde` (docs/scaling.md):
@@ -137,7 +140,7 @@ def course(root: Path, students: int, url: str | None) -> CourseDir:
     (root / "source").symlink_to(course_dir.SOURCE, target_is_directory=True)
     made = CourseDir(root, url=url)
     shutil.copytree(course_dir.RELEASE, made.release)
-    gradebook.register(course_dir.assignments(), made)
+    admin.register(course_dir.assignments(), made)
     for assignment in course_dir.assignments():
         solution = nbformat.reads(canary.notebook(assignment), as_version=4)
         answers = [c for c in solution.cells if c.cell_type == "code" and nbgrader(c).get("solution")]

@@ -31,7 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from staff import course_dir  # noqa: E402
 from staff.authoring import samples  # noqa: E402
 from staff.course_dir import CourseDir, nbgrader  # noqa: E402
-from staff.grading import similarity  # noqa: E402
+from staff.grading.integrity import similarity  # noqa: E402
 
 ASSIGNMENT = "01_attention"
 GOAL = 60.0  # seconds for the whole report of 300 submissions (issue 29)

@@ -12,7 +12,7 @@ stamps zip entries with the time), so the manifest only changes when a value doe
 
 A fixture file holds one or more *cases*; keys are ``"<case>.<array>"`` and :func:`load_cases`
 regroups them. In a grading sandbox the kernel sees copies without the expected outputs (the
-grader's ``staff/grading/sandbox.py``): their metadata lists what was withheld, and those keys
+grader's ``staff/grading/execution/sandbox.py``): their metadata lists what was withheld, and those keys
 load as :class:`~course.record.Withheld` references the checks record for the judge. Instructors build them with ``python -m staff fixtures`` (``make fixtures``,
 :mod:`staff.authoring.fixtures`); this module only reads and verifies.
 """

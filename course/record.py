@@ -5,13 +5,13 @@ the sandbox) every check in :mod:`course.checks` writes one record: the value th
 produced, the tolerance the check uses, and what it is compared with: either a :class:`Withheld`
 expected output (a reference into the fixtures, whose values are not in this kernel at all) or,
 for checks against a literal or against another of the student's own results, that value too. A
-judge outside the kernel (``staff/grading/judge.py``) compares the records with the trusted
+judge outside the kernel (``staff/grading/judging/judge.py``) compares the records with the trusted
 fixtures and sets the points; nothing printed or raised here decides a grade.
 
 Records are safetensors files (typed arrays plus string metadata, never pickle), one per check,
 numbered in order, each limited in size. Outside grading (a student's own run) nothing is written.
 A record does not say which test cell wrote it: the grader opens ``COURSE_RECORDS`` just before
-each graded test cell and takes it away right after (``staff/grading/cells.py``), so a record
+each graded test cell and takes it away right after (``staff/grading/execution/cells.py``), so a record
 counts only for the cell during whose run it was written, and between test cells there is no
 folder to write to.
 """

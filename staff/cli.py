@@ -18,7 +18,7 @@ from course import paths
 def _fixtures(args) -> int:
     from staff import course_dir
     from staff.authoring import fixtures, recipes
-    from staff.grading import cell_checks
+    from staff.grading.judging import cell_checks
 
     out = args.out or paths.fixtures_dir()
     # Trained fixtures stay as committed unless asked: retraining moves them on another CPU (see
@@ -136,7 +136,7 @@ def _collect(args) -> int:
         print(f"collect: {args.zip} does not exist", file=sys.stderr)
         return 2
     from staff import course_dir
-    from staff.grading import late
+    from staff.grading.gradebook import late
 
     found, unmatched = collect.collect(args.zip)
     for assignment, students in sorted(found.items()):
@@ -158,10 +158,10 @@ def _collect(args) -> int:
 def _samples(args) -> int:
     from staff import course_dir
     from staff.authoring import samples
-    from staff.grading import gradebook
+    from staff.grading.gradebook import admin
 
     written = samples.copy_to_submitted(args.assignments or None)
-    gradebook.import_roster(samples.ROSTER, course_dir.COURSE)
+    admin.import_roster(samples.ROSTER, course_dir.COURSE)
     print(
         f"samples: wrote {len(written)} submissions into submitted/ and their students' names into the gradebook"
     )
@@ -170,15 +170,15 @@ def _samples(args) -> int:
 
 def _students(args) -> int:
     from staff import course_dir
-    from staff.grading import gradebook
+    from staff.grading.gradebook import admin
 
-    gradebook.import_roster(args.roster, course_dir.COURSE)
+    admin.import_roster(args.roster, course_dir.COURSE)
     print(f"students: imported {args.roster} into the gradebook")
     return 0
 
 
 def _serve(args) -> int:  # formgrader, hub: a server in the foreground until Ctrl-C
-    from staff.grading import formgrader, hub
+    from staff.grading.review import formgrader, hub
 
     return (hub if args.command == "hub" else formgrader).serve(port=args.port, ip=args.ip)
 
@@ -194,9 +194,9 @@ def _autograde(args) -> int:
     if args.memory_gb:
         limits.memory = int(args.memory_gb * 2**30)
     from staff.grading.canary import CanaryFailed
-    from staff.grading.cell_checks import ChecksUnavailable
-    from staff.grading.late import DueDatesError
-    from staff.grading.sandbox import SandboxUnavailable
+    from staff.grading.execution.sandbox import SandboxUnavailable
+    from staff.grading.gradebook.late import DueDatesError
+    from staff.grading.judging.cell_checks import ChecksUnavailable
 
     grading = dict(jobs=args.jobs, limits=limits, unsafe=args.unsafe_no_sandbox)
     try:
@@ -226,7 +226,7 @@ def _autograde(args) -> int:
 
 
 def _feedback(args) -> int:
-    from staff.grading import feedback
+    from staff.grading.results import feedback
 
     try:
         feedback.feedback(args.assignments or None, complete=args.complete)
@@ -237,8 +237,8 @@ def _feedback(args) -> int:
 
 
 def _export(args) -> int:
-    from staff.grading import export
-    from staff.grading.late import DueDatesError
+    from staff.grading.gradebook.late import DueDatesError
+    from staff.grading.results import export
 
     try:
         export.export()
@@ -251,7 +251,7 @@ def _export(args) -> int:
 def _report(args) -> int:
     from staff import course_dir
     from staff.authoring import samples
-    from staff.grading import report
+    from staff.grading.results import report
 
     # The bundled samples' promised scores, beside what they got (make demo's table)
     expected = {
@@ -437,7 +437,9 @@ def parser() -> argparse.ArgumentParser:
     command("report", _report, "the score table; --html also writes reports/report.html").add_argument(
         "--html", action="store_true"
     )
-    from staff.grading import similarity  # light to import; its flags live with it (this file's size limit)
+    from staff.grading.integrity import (
+        similarity,  # light to import; its flags live with it (this file's size limit)
+    )
 
     similarity.arguments(command("similarity", similarity.command, similarity.HELP, assignments=False))
     solved = command(

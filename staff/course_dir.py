@@ -15,7 +15,7 @@ from course import settings
 from course.paths import ROOT
 
 #: nbgrader's course id (nbgrader_config.py), also the hub's name for the formgrader service and its
-#: groups (``formgrade-<id>``, ``nbgrader-<id>``: staff/grading/hub.py).
+#: groups (``formgrade-<id>``, ``nbgrader-<id>``: staff/grading/review/hub.py).
 COURSE_ID = "transformers-course"
 
 

@@ -26,7 +26,8 @@ import course as _student_package  # noqa: E402,F401  (applies the hub mode befo
 from staff import course_dir  # noqa: E402
 from staff.authoring import release, samples  # noqa: E402
 from staff.course_dir import CourseDir  # noqa: E402
-from staff.grading import autograde, gradebook  # noqa: E402
+from staff.grading import autograde  # noqa: E402
+from staff.grading.gradebook import admin  # noqa: E402
 
 
 def pytest_addoption(parser):
@@ -80,7 +81,7 @@ def make_course(tmp_path_factory, released):
 
 @pytest.fixture()
 def records(tmp_path, monkeypatch):
-    """A records folder as the grader opens it while a test cell runs (staff/grading/cells.py): what
+    """A records folder as the grader opens it while a test cell runs (staff/grading/execution/cells.py): what
     course.checks write there is what the judge reads."""
     from course import record
 
@@ -131,7 +132,7 @@ def graded_course(make_course) -> CourseDir:
     assignments 1, 2, 3 and 6 on another CPU's kernels (:data:`OTHER_CPU`), then :data:`TRAINING`'s."""
     course = make_course("graded")
     samples.copy_to_submitted(course=course)
-    gradebook.import_roster(samples.ROSTER, course)
+    admin.import_roster(samples.ROSTER, course)
     # One submission per core (one thread each), as `make autograde` does on this machine: the
     # other test processes' work fills the gaps between kernels.
     jobs = os.cpu_count() or 1

@@ -221,13 +221,33 @@ def test_every_nbgrader_command_uses_the_graders_gradebook_url():
     assert COURSE.db_url.endswith("?timeout=60") or not COURSE.db_url.startswith("sqlite")
 
 
+def test_execution_never_imports_what_comes_after_it():
+    """Running a submission (staff/grading/execution/) knows nothing of judging, the gradebook, the
+    TAs' pages or the results: a kernel's side of the grader has no expected value to leak."""
+    later = (
+        "staff.grading.judging",
+        "staff.grading.gradebook",
+        "staff.grading.review",
+        "staff.grading.results",
+    )
+    offenders = {
+        name: sorted(i for i in _imports(path) if i.startswith(later))
+        for name, path in _modules("staff").items()
+        if name.startswith("staff.grading.execution")
+    }
+    assert not {k: v for k, v in offenders.items() if v}, offenders
+
+
 def _configured_names() -> dict[str, str]:
     """Every dotted name of the course's code that a configuration names as text (nbgrader's and the
     hub's configuration files, the formgrader's template configuration, the server's options): a
     module moved or renamed breaks these only when nbgrader or the server loads them."""
     files = [ROOT / "nbgrader_config.py", ROOT / "jupyterhub_config.py"]
-    files += [p for p in (ROOT / "staff" / "grading" / "jupyter").rglob("*") if p.is_file()]
-    files += [ROOT / "staff" / "grading" / "formgrader.py", ROOT / "staff" / "grading" / "hub.py"]
+    files += [p for p in (ROOT / "staff" / "grading" / "review" / "jupyter").rglob("*") if p.is_file()]
+    files += [
+        ROOT / "staff" / "grading" / "review" / "formgrader.py",
+        ROOT / "staff" / "grading" / "review" / "hub.py",
+    ]
     found = {}
     for path in files:
         for name in re.findall(r"\bstaff(?:\.[A-Za-z_]\w*)+", path.read_text()):

@@ -14,7 +14,7 @@ What the LMS says about the submission is kept, in the LMS's own place right aft
 ``LATE`` marker goes into ``lms.json`` beside the notebook (with the LMS's file name), and a time
 such as ``doejane_2027-01-30T10-15-00Z_...`` or ``doejane_LATE_2027-01-30 10:15:00+01:00_...``
 (no zone: UTC) becomes nbgrader's ``timestamp.txt``, from which it computes how late the work
-was; :mod:`staff.grading.late` charges the penalty.
+was; :mod:`staff.grading.gradebook.late` charges the penalty.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from pathlib import Path
 from nbgrader.plugins.zipcollect import FileNameCollectorPlugin
 
 from staff import course_dir, nbgrader_cli
-from staff.grading import late
+from staff.grading.gradebook import late
 
 #: A time the LMS put in the name: date, time (``:`` or ``-`` between its parts), optional zone.
 _TIME = r"(\d{4}-\d{2}-\d{2})[T _-](\d{2})[-:](\d{2})[-:](\d{2})(Z|UTC|[+-]\d{2}:?\d{2})?"

@@ -6,7 +6,7 @@ per assignment, where the Colab badges point), their public fixtures, the studen
 ``course/`` (whole: it holds exactly what notebooks import), the course's data, the pins and a
 student README listing what is released — and nothing else. Solutions, hidden tests, hidden
 fixtures, sample submissions and the gradebook stay here. An assignment's answers must not be
-published before it closes (its due date plus the late window, :mod:`staff.grading.late`), even
+published before it closes (its due date plus the late window, :mod:`staff.grading.gradebook.late`), even
 through another assignment's notebook or ``course/``: :func:`publish` refuses a bundle that holds a
 line of the solution or hidden tests of an assignment still open, and
 ``tests/staff/authoring/test_publish.py`` builds the bundle at every release date, and just before,
@@ -26,7 +26,7 @@ import nbformat
 from course import fixtures, paths
 from staff import course_dir
 from staff.authoring import release
-from staff.grading import late
+from staff.grading.gradebook import late
 
 BUNDLE = paths.ROOT / "publish"
 #: Besides the notebooks and public fixtures: the student package, its data and the pins.

@@ -31,7 +31,7 @@ import nbformat
 
 from staff import course_dir
 from staff.course_dir import nbgrader
-from staff.grading import late
+from staff.grading.gradebook import late
 
 #: The sample students' names (id,first_name,last_name,email), imported with the samples.
 ROSTER = course_dir.SAMPLES / "roster.csv"

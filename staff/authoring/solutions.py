@@ -31,8 +31,8 @@ from nbformat import NotebookNode
 from course import fresh_run, paths, settings, submission
 from staff import course_dir
 from staff.authoring import publish, release
-from staff.grading import feedback
-from staff.grading.model_answers import BEGIN, END, is_manually_graded
+from staff.grading.results import feedback
+from staff.grading.review.model_answers import BEGIN, END, is_manually_graded
 
 OUT = paths.ROOT / "solutions"
 HELDOUT = Path(__file__).parent / "heldout"

@@ -41,7 +41,7 @@ def _first_line(cell_source: str) -> str:
 
 def grading_problems(notebook: Path) -> list[str]:
     """Points that would not be paid by the judge for a value the kernel never had."""
-    from staff.grading import cell_checks
+    from staff.grading.judging import cell_checks
 
     nb = nbformat.read(notebook, as_version=4)
     problems = []

@@ -37,19 +37,12 @@ from tqdm.auto import tqdm
 
 from staff import course_dir
 from staff.course_dir import CourseDir
-from staff.grading import (
-    canary,
-    cluster,
-    gradebook,
-    integrity,
-    judge,
-    late,
-    nbgrader_steps,
-    repair,
-    session,
-    worker,
-)
+from staff.grading import canary
 from staff.grading.batch import Batch, Limits  # noqa: F401 (Limits: autograde.Limits for callers)
+from staff.grading.execution import cluster, worker
+from staff.grading.gradebook import admin, late, nbgrader_steps, repair, session
+from staff.grading.integrity import static_scan
+from staff.grading.judging import judge
 from staff.grading.status import Outcome, load_status, save_status
 
 
@@ -84,7 +77,7 @@ def _prepare(
         if not original.exists():  # keep the very first version the student handed in
             shutil.copy2(path, original)
         nbformat.write(fixed, path)
-    return fixed, repairs, integrity.scan(fixed, released, hidden)
+    return fixed, repairs, static_scan.scan(fixed, released, hidden)
 
 
 def _judge(batch: Batch, assignment: str, result: worker.Result) -> dict[str, judge.Verdict] | None:
@@ -313,10 +306,10 @@ def autograde(
         print("autograde: no submissions in submitted/")
         return []
     limits = limits or Limits()
-    backup = gradebook.backup(course)
+    backup = admin.backup(course)
     if backup:
         print(f"autograde: gradebook backed up to {backup.name}")
-    gradebook.register(assignments, course)
+    admin.register(assignments, course)
     batch = Batch(sorted({a for _, a in todo}), unsafe)
     previous = {} if force else _already_graded(course, todo)
     outcomes: list[Outcome] = []

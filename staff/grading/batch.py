@@ -14,7 +14,10 @@ import nbformat
 from course import settings
 from staff import course_dir
 from staff.course_dir import CourseDir
-from staff.grading import canary, cell_checks, integrity, judge, sandbox, scratch, worker
+from staff.grading import canary
+from staff.grading.execution import sandbox, scratch, worker
+from staff.grading.integrity import static_scan
+from staff.grading.judging import cell_checks, judge
 
 
 @dataclass
@@ -49,7 +52,7 @@ class Batch:
         for assignment in assignments:  # no judge file, or an out-of-date one: nobody is graded
             source = nbformat.read(course_dir.source_notebook(assignment), as_version=4)
             self.checks[assignment] = cell_checks.load_checks(assignment, fixtures, source)
-            self.hidden[assignment] = integrity.hidden_names(source)
+            self.hidden[assignment] = static_scan.hidden_names(source)
         self.fixtures = judge.Fixtures(fixtures)  # the trusted ones, expected outputs included: the judge's
         self.bundle = worker.Bundle.pack(sandbox.fixtures_view(self.folder / "fixtures", fixtures))
         shutil.rmtree(self.folder / "fixtures")  # it lives on in the bundle

@@ -34,7 +34,8 @@ import nbformat
 from course import settings
 from staff import course_dir
 from staff.course_dir import nbgrader
-from staff.grading import judge, worker
+from staff.grading.execution import worker
+from staff.grading.judging import judge
 
 #: The name the canary runs under (never a student's: nbgrader's student ids are folder names).
 STUDENT = "(canary)"

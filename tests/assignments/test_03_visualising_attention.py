@@ -25,7 +25,9 @@ from course import settings  # noqa: E402
 from staff.authoring import recipes  # noqa: E402
 from staff.authoring.reference import solution_namespace  # noqa: E402
 from staff.course_dir import release_notebook, source_notebook  # noqa: E402
-from staff.grading import judge, sandbox  # noqa: E402
+from staff.grading.execution import sandbox
+from staff.grading.execution.records import read_records  # noqa: E402
+from staff.grading.judging import judge  # noqa: E402
 
 visualising = recipes.load("03_visualising_attention")
 
@@ -232,9 +234,7 @@ def _judged(sol, grade_id, records, **replaced) -> judge.Verdict:
         path.unlink()
     exec(_cell(grade_id), {**sol, **replaced})
     plt.close("all")
-    return judge.verdict(
-        _specs(grade_id), judge.read_records(records), judge.Fixtures(settings.ROOT / "fixtures")
-    )
+    return judge.verdict(_specs(grade_id), read_records(records), judge.Fixtures(settings.ROOT / "fixtures"))
 
 
 def test_right_labels_on_the_wrong_matrix_earn_at_most_a_third(sol, records, kernel_fixtures, monkeypatch):

@@ -9,7 +9,7 @@ import pytest
 from nbgrader.api import Gradebook
 
 from staff import course_dir
-from staff.grading import postgres
+from staff.grading.gradebook import postgres
 from staff.grading.status import load_status, status_file
 from support import benchmark
 

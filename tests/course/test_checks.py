@@ -77,12 +77,12 @@ def test_a_withheld_check_with_the_wrong_shape_is_recorded_and_the_cell_goes_on(
     """Under grading a hidden case with the wrong shape must not stop the cell before its other
     cases (each earns its own share): the check records it, and the judge says what is wrong."""
     from course import record
-    from staff.grading import judge
+    from staff.grading.execution.records import read_records
 
     want = record.Withheld("hidden/01_attention/softmax:0.expected", (3, 4), "<f8")
     checks.check_close("case 0", np.zeros((4, 3)), want)
     checks.check_close("case 1", np.zeros((3, 4)), want, weight=2)
-    got = judge.read_records(records)
+    got = read_records(records)
     assert [r.label for r in got] == ["case 0", "case 1"] and got[1].spec()["weight"] == 2.0
     with pytest.raises(ValueError, match="positive number"):
         checks.check_close("case 2", np.zeros((3, 4)), want, weight=0)

@@ -13,7 +13,8 @@ import seaborn as sns  # noqa: E402
 
 from course import figures, record  # noqa: E402
 from course.settings import ROOT  # noqa: E402
-from staff.grading import judge  # noqa: E402
+from staff.grading.execution.records import read_records  # noqa: E402
+from staff.grading.judging import judge  # noqa: E402
 
 WHERE = "hidden/03_visualising_attention/statistics"
 CASE = 1  # 4 layers, 10 tokens (three [SEP])
@@ -47,7 +48,7 @@ def verdict_of(records, fig, ax, specs=None):
         withheld("attention_plot_layer"),
     )
     plt.close(fig)
-    got = judge.read_records(records)
+    got = read_records(records)
     return judge.verdict(specs or [r.spec() for r in got], got, judge.Fixtures(ROOT / "fixtures")).reason
 
 
@@ -57,7 +58,7 @@ def test_a_heatmap_is_judged_on_what_it_shows_against_the_withheld_drawing(recor
     last = len(maps) - 1
     fig, ax = draw(maps[last], tokens, f"Layer {last} (mean over heads)")
     assert verdict_of(records, fig, ax) is None
-    right = [r.spec() for r in judge.read_records(records)]
+    right = [r.spec() for r in read_records(records)]
     assert [s["kind"] for s in right] == ["close", "equal", "equal", "equal"] and all(
         map(judge.withheld, right)
     )

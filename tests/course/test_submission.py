@@ -19,7 +19,7 @@ from nbgrader.utils import compute_checksum
 from course import cell_audit, fresh_run, settings, submission
 from staff import course_dir
 from staff.authoring import colab
-from staff.grading import integrity
+from staff.grading.integrity import static_scan
 
 A = "01_attention"
 RELEASED = json.loads(course_dir.release_notebook(A).read_text())
@@ -256,10 +256,10 @@ def test_programs_that_execute_notebooks_skip_the_fresh_run(tmp_path, monkeypatc
 
 def test_the_cell_passes_the_graders_integrity_scan():
     source = submission.cell_source(A)
-    assert integrity.scan_source(source) == []
+    assert static_scan.scan_source(source) == []
     nb = nbformat.reads(json.dumps(RELEASED), as_version=4)
     nb.cells.append(nbformat.v4.new_code_cell(source))  # no grade id (metadata stripped): scanned too
-    assert integrity.scan(nb, nbformat.reads(json.dumps(RELEASED), as_version=4)) == []
+    assert static_scan.scan(nb, nbformat.reads(json.dumps(RELEASED), as_version=4)) == []
 
 
 @pytest.mark.notebooks

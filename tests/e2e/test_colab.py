@@ -18,7 +18,8 @@ from nbclient import NotebookClient
 
 from course import settings, submission
 from staff.authoring import colab, publish, samples
-from staff.grading import autograde, report
+from staff.grading import autograde
+from staff.grading.results import report
 
 pytestmark = pytest.mark.notebooks
 

@@ -15,7 +15,7 @@ from course import paths
 from staff import course_dir
 from staff.authoring import release
 from staff.course_dir import CourseDir, nbgrader
-from staff.grading import formgrader
+from staff.grading.review import formgrader
 from support import free_port
 
 pytestmark = pytest.mark.notebooks

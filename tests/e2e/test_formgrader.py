@@ -8,9 +8,9 @@ only, never in feedback: tests/staff/grading/test_feedback.py), enters points an
 moves to the next student. The gradebook then holds those points, `grades.csv` shows them with
 nothing pending, and re-grading the submission keeps them. Under an answer about the student's own
 numbers, the outputs the student submitted for the cells the question names sit beside the graded
-run's (staff/grading/submitted_outputs.py; hostile outputs: tests/staff/grading/test_submitted_outputs.py). Formulas render and nothing loads from
+run's (staff/grading/review/submitted_outputs.py; hostile outputs: tests/staff/grading/test_submitted_outputs.py). Formulas render and nothing loads from
 the internet. A student's HTML in an answer and in outputs neither runs, nor makes a request, nor
-dresses up as the page, while a figure pasted into the answer shows (staff/grading/sanitize.py),
+dresses up as the page, while a figure pasted into the answer shows (staff/grading/review/markdown_policy.py),
 and every page sends a Content-Security-Policy that the whole flow never runs into (csp.py). Screenshots of each step go to the test's folder (and to ``--screenshots=DIR``:
 `make screenshots` writes the README's into docs/figures/).
 """
@@ -28,7 +28,9 @@ from nbgrader.api import Gradebook
 
 from course import paths
 from staff import course_dir
-from staff.grading import autograde, export, formgrader
+from staff.grading import autograde
+from staff.grading.results import export
+from staff.grading.review import formgrader
 from support import free_port
 
 pytestmark = pytest.mark.notebooks
@@ -604,7 +606,7 @@ def test_manage_submissions_opens_quickly_with_300_submissions(page, crowded, ca
     answers it with one SQL statement that SQLite, without an index on a submission's notebooks,
     ran by walking every grade awaiting a TA for each submission in the gradebook (16-19 s at
     1,000 students x 5 assignments), and built the class's scored student list for the names:
-    the course's gradebook indexes and API (staff/grading/gradebook_indexes.py, formgrader_api.py;
+    the course's gradebook indexes and API (staff/grading/gradebook/indexes.py, formgrader_api.py;
     every page at 1,000 x 5: benchmarks/formgrader_scale.py)."""
     import time
 

@@ -28,8 +28,10 @@ from nbgrader.api import Gradebook
 from course import paths
 from staff.authoring import samples
 from staff.course_dir import CourseDir
-from staff.grading import autograde, gradebook, hub
-from staff.grading import postgres as postgres_server
+from staff.grading import autograde
+from staff.grading.gradebook import admin
+from staff.grading.gradebook import postgres as postgres_server
+from staff.grading.review import hub
 from support import free_port
 
 pytestmark = [pytest.mark.notebooks, pytest.mark.xdist_group("hub")]
@@ -57,7 +59,7 @@ def course(make_course):
         for sample in samples.load(ASSIGNMENT):
             if sample.student in GRADED:
                 samples.submit(sample, course)
-        gradebook.import_roster(samples.ROSTER, course)
+        admin.import_roster(samples.ROSTER, course)
         outcomes = autograde.autograde([ASSIGNMENT], course=course, limits=LIMITS, progress=False)
         assert sorted(o.student for o in outcomes if o.status == "graded") == sorted(GRADED), outcomes
         yield course
@@ -354,7 +356,7 @@ def test_a_tas_kernel_for_a_students_notebook_runs_in_the_sandbox(people, runnin
 
 def test_the_hub_and_its_formgrader_send_a_content_security_policy(people, running):
     """The hub's pages and the formgrader service's each send a policy (nothing from elsewhere, no
-    plugins, forms only to the hub; the formgrader's scripts by hash: staff/grading/csp.py), and
+    plugins, forms only to the hub; the formgrader's scripts by hash: staff/grading/review/csp.py), and
     nothing the flows above needed was refused by it (the browser reports each refusal)."""
     hub_, log = running
     ta1 = people["ta1"]

@@ -8,7 +8,8 @@ import pytest
 
 from staff import course_dir
 from staff.authoring import samples, validate
-from staff.grading import autograde, report
+from staff.grading import autograde
+from staff.grading.results import report
 from staff.grading.status import load_status
 
 pytestmark = pytest.mark.notebooks

@@ -9,7 +9,7 @@ import pytest
 
 from staff import course_dir
 from staff.authoring import samples
-from staff.grading import report
+from staff.grading.results import report
 from staff.grading.status import load_status
 
 pytestmark = pytest.mark.notebooks

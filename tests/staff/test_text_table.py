@@ -4,7 +4,7 @@ columns straight whatever the names' lengths (`03_visualising_attention` broke t
 from __future__ import annotations
 
 from staff import text_table
-from staff.grading import report
+from staff.grading.results import report
 
 
 def _starts(line: str, cells: list[str]) -> list[int]:

@@ -24,7 +24,7 @@ TOLERANCES = {
     "sentence": (1e-4, 1e-4),
 }
 #: The expected outputs in each fixture (key patterns): a grading kernel never sees them, the judge
-#: compares with them (staff/grading/sandbox.py, judge.py). Everything else is an input.
+#: compares with them (staff/grading/execution/sandbox.py, judge.py). Everything else is an input.
 OUTPUTS = {
     "softmax": ("expected",),
     "positional_encoding": ("expected",),

@@ -59,7 +59,7 @@ TOLERANCES = {
 #: Fixtures that are trained rather than computed (see the module docstring); :func:`train` makes them.
 TRAINED = ("classifier_head",)
 #: The expected outputs in each fixture (key patterns): a grading kernel never sees them, the judge
-#: compares with them (staff/grading/sandbox.py, judge.py). Everything else is an input.
+#: compares with them (staff/grading/execution/sandbox.py, judge.py). Everything else is an input.
 OUTPUTS = {
     "embeddings": ("expected",),
     "block": ("output", "weights"),

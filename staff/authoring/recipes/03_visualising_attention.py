@@ -62,7 +62,7 @@ TOLERANCES = {
     },
 }
 #: The expected outputs in each fixture (key patterns): a grading kernel never sees them, the judge
-#: compares with them (staff/grading/sandbox.py, judge.py). Everything else is an input: ``maps``
+#: compares with them (staff/grading/execution/sandbox.py, judge.py). Everything else is an input: ``maps``
 #: and ``words`` repeat the head-averaged attention and the tokens as the inputs of the statistics
 #: tests, because ``averaged`` and ``tokens`` are what the averaging and encoding tests expect.
 OUTPUTS = {

@@ -79,7 +79,7 @@ TOLERANCES = {
     "analyser": (1e-6, 1e-5),
 }
 #: The expected outputs in each fixture (key patterns): a grading kernel never sees them, the judge
-#: compares with them (staff/grading/sandbox.py, judge.py). Everything else is an input.
+#: compares with them (staff/grading/execution/sandbox.py, judge.py). Everything else is an input.
 OUTPUTS = {
     "heldout": ("labels",),
     "head": ("logits", "probabilities"),

@@ -55,7 +55,7 @@ TOLERANCES = {
     "reversal/parity_cross": (5e-3, 5e-3),
 }  # the prerequisites: parity with the grader's weights
 #: The expected outputs in each fixture (key patterns): a grading kernel never sees them, the judge
-#: compares with them (staff/grading/sandbox.py, judge.py). Everything else is an input.
+#: compares with them (staff/grading/execution/sandbox.py, judge.py). Everything else is an input.
 OUTPUTS = {
     "causal": ("mask", "out", "weights"),
     "decoder_layer": ("y", "cross_weights"),

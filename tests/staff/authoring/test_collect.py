@@ -10,7 +10,7 @@ import nbformat
 import pytest
 
 from staff.authoring import collect, samples
-from staff.grading import late
+from staff.grading.gradebook import late
 
 pytestmark = pytest.mark.notebooks  # real nbgrader
 ASSIGNMENT = "01_attention"

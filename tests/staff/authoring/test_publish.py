@@ -22,7 +22,7 @@ import pytest
 from course import fixtures, paths, settings
 from staff import course_dir
 from staff.authoring import publish, release
-from staff.grading import late
+from staff.grading.gradebook import late
 
 ASSIGNMENTS = course_dir.assignments()
 RELEASES = late.release_dates()

@@ -16,7 +16,7 @@ from safetensors.numpy import load_file
 from course import paths
 from staff import cli, course_dir
 from staff.authoring import solutions
-from staff.grading.model_answers import solution_text
+from staff.grading.review.model_answers import solution_text
 
 ASSIGNMENTS = course_dir.assignments()
 FIRST = ASSIGNMENTS[0]

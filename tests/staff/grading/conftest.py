@@ -164,7 +164,7 @@ def small_course(_small_course_made, tmp_path):
 def save_without_kernel():
     """nbgrader's save of a submission with its sanitized notebook as the "executed" one and no
     judge (no kernel ran: every test cell counts as passed, as nbgrader alone would count it)."""
-    from staff.grading import nbgrader_steps
+    from staff.grading.gradebook import nbgrader_steps
 
     def save(course, student: str, assignment: str = ASSIGNMENT) -> None:
         path = course.submitted / student / assignment / f"{assignment}.ipynb"

@@ -16,7 +16,8 @@ from nbgrader.api import Gradebook
 
 from course.settings import ROOT
 from staff.authoring import samples
-from staff.grading import autograde, export
+from staff.grading import autograde
+from staff.grading.results import export
 from staff.grading.status import summary
 
 # One worker grades the batch once for every test here (module fixture; `--dist loadgroup`).

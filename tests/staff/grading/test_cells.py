@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 from course import record
-from staff.grading import cells, judge
+from staff.grading.execution import cells
+from staff.grading.execution.records import BadRecords, read_cells
 
 
 @pytest.fixture()
@@ -28,7 +29,7 @@ def test_a_record_counts_only_for_the_test_cell_during_whose_run_it_was_written(
     door.open("test_b_hidden")
     door.take()
     door.save()
-    found, guard = judge.read_cells(door.taken)
+    found, guard = read_cells(door.taken)
     assert [r.label for r in found["test_a_hidden"]] == ["a 1", "a 2"]
     assert found["test_b_hidden"] == [] and guard == {}
 
@@ -44,7 +45,7 @@ def test_what_the_kernel_leaves_or_keeps_open_does_not_reach_the_judge(door):
     kept.write(b"forged after the cell")
     kept.close()
     door.save()
-    found, _ = judge.read_cells(door.taken)
+    found, _ = read_cells(door.taken)
     assert [r.label for r in found["test_a_hidden"]] == ["real"]
 
 
@@ -76,5 +77,5 @@ def test_a_cell_that_leaves_too_many_records_is_rejected_not_cut_short(door, mon
         record.write("close", f"a {i}", np.zeros(2), np.zeros(2))
     door.take()
     door.save()
-    with pytest.raises(judge.BadRecords, match="left more records"):
-        judge.read_cells(door.taken)
+    with pytest.raises(BadRecords, match="left more records"):
+        read_cells(door.taken)

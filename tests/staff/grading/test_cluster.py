@@ -23,8 +23,9 @@ from nbgrader.api import Gradebook
 
 from staff.authoring import samples
 from staff.course_dir import CourseDir
-from staff.grading import autograde, cluster
-from staff.grading import postgres as postgres_server
+from staff.grading import autograde
+from staff.grading.execution import cluster
+from staff.grading.gradebook import postgres as postgres_server
 from staff.grading.status import load_status
 from support import free_port
 

@@ -1,4 +1,4 @@
-"""The Content-Security-Policy of the TA's pages (staff/grading/csp.py): on the grading page rendered
+"""The Content-Security-Policy of the TA's pages (staff/grading/review/csp.py): on the grading page rendered
 by nbgrader's real ``formgrade`` template with the course's additions, the page's own scripts are
 allowed and nothing else; the server extension sends it for formgrader pages only; the hub sends
 its own. In Chromium, with the header as served: tests/e2e/test_formgrader.py and test_hub.py."""
@@ -21,7 +21,7 @@ from tornado.httpserver import HTTPServer
 from traitlets.config.loader import PyFileConfigLoader
 
 from course import paths
-from staff.grading import csp, formgrader, hub, model_answers
+from staff.grading.review import csp, formgrader, hub, model_answers
 
 STUDENT_SCRIPT = "window.hostile = 1"
 

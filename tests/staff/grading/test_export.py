@@ -8,7 +8,7 @@ import pytest
 
 from staff import course_dir
 from staff.authoring import samples
-from staff.grading import export
+from staff.grading.results import export
 
 pytestmark = pytest.mark.notebooks
 

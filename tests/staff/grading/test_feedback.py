@@ -1,6 +1,6 @@
 """Feedback HTML (real nbgrader generate_feedback on every graded sample) shows hidden tests only
 as passed or failed with their points: no hidden source, no expected values; and never the model
-answers the formgrader shows TAs (staff/grading/model_answers.py)."""
+answers the formgrader shows TAs (staff/grading/review/model_answers.py)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,8 @@ import pytest
 from staff import course_dir
 from staff.authoring import release, samples
 from staff.course_dir import nbgrader
-from staff.grading import feedback, formgrader, model_answers, report
+from staff.grading.results import feedback, report
+from staff.grading.review import formgrader, model_answers
 
 pytestmark = pytest.mark.notebooks
 ASSIGNMENTS = course_dir.assignments()

@@ -1,4 +1,4 @@
-"""The formgrader's API without its class-wide work per row (staff/grading/formgrader_api.py) answers
+"""The formgrader's API without its class-wide work per row (staff/grading/review/formgrader_api.py) answers
 exactly as nbgrader's own does, same dicts in the same order, on a real gradebook holding every kind
 of submission a page lists: graded, awaiting a TA, handed in again after grading, without
 timestamps, with its autograded folder or notebook gone, submitted but never autograded, never
@@ -10,7 +10,7 @@ import pytest
 from nbgrader.apps.api import NbGraderAPI
 from sqlalchemy import event
 
-from staff.grading.formgrader_api import CourseAPI, _load_jupyter_server_extension
+from staff.grading.review.formgrader_api import CourseAPI, _load_jupyter_server_extension
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""The indexes nbgrader's gradebook lacks (staff/grading/gradebook_indexes.py): created once, on
+"""The indexes nbgrader's gradebook lacks (staff/grading/gradebook/indexes.py): created once, on
 the right columns, never on a gradebook that does not exist yet, and nbgrader's answers on the
 same gradebook are the same with them as without."""
 
@@ -9,7 +9,7 @@ import sqlite3
 from nbgrader.api import Gradebook
 from nbgrader.apps.api import NbGraderAPI
 
-from staff.grading import gradebook_indexes
+from staff.grading.gradebook import indexes
 
 
 def _indexes(url: str) -> set[tuple[str, str, str]]:
@@ -60,19 +60,19 @@ def test_indexes_are_created_once_and_change_no_answer(small_course):
     url = small_course.url
     assert _indexes(url) == set()  # nbgrader makes none of them
     without = _answers(small_course.api(NbGraderAPI), small_course)
-    assert gradebook_indexes.ensure(url) == [name for name, _, _ in gradebook_indexes.INDEXES]
-    assert _indexes(url) == set(gradebook_indexes.INDEXES)
-    assert gradebook_indexes.ensure(url) == []  # already there
+    assert indexes.ensure(url) == [name for name, _, _ in indexes.INDEXES]
+    assert _indexes(url) == set(indexes.INDEXES)
+    assert indexes.ensure(url) == []  # already there
     assert _answers(small_course.api(NbGraderAPI), small_course) == without
     with Gradebook(url, "small-course") as gb:  # nbgrader still opens it as its own
         assert gb.find_submission("a1", "graded").score == 2.0 + 2.5
-    gradebook_indexes.drop(url)
+    indexes.drop(url)
     assert _indexes(url) == set()
 
 
 def test_a_gradebook_not_made_yet_is_left_to_nbgrader(tmp_path):
     missing = tmp_path / "gradebook.db"
-    assert gradebook_indexes.ensure(f"sqlite:///{missing}?timeout=60") == []
+    assert indexes.ensure(f"sqlite:///{missing}?timeout=60") == []
     assert not missing.exists()
     sqlite3.connect(missing).close()  # an empty file: no tables to index
-    assert gradebook_indexes.ensure(f"sqlite:///{missing}") == []
+    assert indexes.ensure(f"sqlite:///{missing}") == []

@@ -12,7 +12,8 @@ from tornado import web
 from traitlets.config.loader import PyFileConfigLoader
 
 from course import paths
-from staff.grading import formgrader, grade_conflicts, hub, sandbox, ta_kernels
+from staff.grading.execution import sandbox
+from staff.grading.review import formgrader, grade_conflicts, hub, ta_kernels
 
 COURSE_ID = hub.COURSE_ID
 
@@ -30,7 +31,7 @@ def test_the_formgrader_is_one_service_every_grader_shares(config):
     # The same server as `make formgrader`: the course, nbgrader's and the course's extensions,
     # TA kernels in the sandbox; and no terminal (a shell with the grader's rights).
     assert set(formgrader.server_options(hub.COURSE)) <= set(command)
-    assert "--ServerApp.kernel_manager_class=staff.grading.ta_kernels.CourseKernels" in command
+    assert "--ServerApp.kernel_manager_class=staff.grading.review.ta_kernels.CourseKernels" in command
     assert "--ServerApp.terminals_enabled=False" in command
     assert service["cwd"] == str(paths.ROOT)
     assert config.JupyterHub.default_url == f"/services/{COURSE_ID}/formgrader"
@@ -133,7 +134,7 @@ def test_the_formgraders_autograde_button_goes_through_the_course_grader():
     clicks it (tests/e2e/test_hub.py)."""
     from nbgrader.server_extensions.formgrader import apihandlers
 
-    assert "staff.grading.ta_kernels" in formgrader.EXTENSIONS
+    assert "staff.grading.review.ta_kernels" in formgrader.EXTENSIONS
     ta_kernels.install()
     first = apihandlers.AutogradeHandler.post
     ta_kernels.install()

@@ -9,7 +9,7 @@ import pytest
 from staff import course_dir
 from staff.authoring import samples
 from staff.course_dir import nbgrader
-from staff.grading import integrity
+from staff.grading.integrity import static_scan
 
 
 @pytest.mark.parametrize(
@@ -63,7 +63,7 @@ from staff.grading import integrity
     ],
 )
 def test_integrity_scan(source, flagged):
-    assert bool(integrity.scan_source(source)) == flagged
+    assert bool(static_scan.scan_source(source)) == flagged
 
 
 def _released(assignment):
@@ -74,8 +74,8 @@ def test_redefining_a_given_helper_is_flagged(samples1):
     nb = samples.fill(samples1["correct_loops"])
     answer = next(c for c in nb.cells if nbgrader(c).get("grade_id") == "softmax")
     answer.source += "\n\ndef load_cases(*args, **kwargs):\n    return []\n"
-    assert any("redefines load_cases" in flag for flag in integrity.scan(nb, _released("01_attention")))
-    assert integrity.scan(samples.fill(samples1["correct_loops"]), _released("01_attention")) == []
+    assert any("redefines load_cases" in flag for flag in static_scan.scan(nb, _released("01_attention")))
+    assert static_scan.scan(samples.fill(samples1["correct_loops"]), _released("01_attention")) == []
 
 
 def test_a_cell_marked_locked_by_the_student_is_still_scanned(samples1):
@@ -90,7 +90,7 @@ def test_a_cell_marked_locked_by_the_student_is_still_scanned(samples1):
             "np.allclose = lambda *a, **k: True", metadata={"nbgrader": {"locked": True, "grade_id": "mine"}}
         )
     )
-    flags = integrity.scan(nb, _released("01_attention"))
+    flags = static_scan.scan(nb, _released("01_attention"))
     assert any("softmax: imports socket" in f for f in flags) and any("subprocess" in f for f in flags)
     assert any("mine: replaces np.allclose" in f for f in flags)
 
@@ -151,7 +151,7 @@ def test_a_cell_marked_locked_by_the_student_is_still_scanned(samples1):
 def test_a_library_implementation_of_an_exercise_is_flagged_by_name(assignment, cell, code, call):
     sample = next(s for s in samples.load(assignment) if s.student.startswith("correct"))
     sample.cells[cell] = code
-    flags = [f for f in integrity.scan(samples.fill(sample), _released(assignment)) if "library" in f]
+    flags = [f for f in static_scan.scan(samples.fill(sample), _released(assignment)) if "library" in f]
     # one flag per cell, naming the call and its line (in assignment 1, everything from torch is named: it is NumPy only)
     assert len(flags) == 1 and flags[0].startswith(f"{cell}: library: uses ") and "exercise " in flags[0], (
         flags
@@ -163,7 +163,7 @@ def test_a_library_implementation_of_an_exercise_is_flagged_by_name(assignment, 
 def test_honest_samples_and_the_solution_are_not_flagged(assignment):
     released = _released(assignment)
     source = nbformat.read(course_dir.source_notebook(assignment), as_version=4)
-    assert integrity.scan(source, released) == []
+    assert static_scan.scan(source, released) == []
     for sample in samples.load(assignment):
         if sample.expected_status != "flagged":
-            assert integrity.scan(samples.fill(sample), released) == [], sample.student
+            assert static_scan.scan(samples.fill(sample), released) == [], sample.student

@@ -5,7 +5,7 @@ from __future__ import annotations
 import nbformat
 
 from staff.course_dir import CourseDir
-from staff.grading.integrity_panel import AddIntegrityFlags
+from staff.grading.review.integrity_panel import AddIntegrityFlags
 from staff.grading.status import Outcome, save_status
 
 
@@ -65,9 +65,9 @@ def test_every_preprocessor_the_grading_page_names_imports():
 
     from staff import course_dir
 
-    conf = course_dir.ROOT / "staff/grading/jupyter/nbconvert/templates/formgrade/conf.json"
+    conf = course_dir.ROOT / "staff/grading/review/jupyter/nbconvert/templates/formgrade/conf.json"
     named = [p["type"] for p in json.loads(conf.read_text())["preprocessors"].values()]
-    assert "staff.grading.integrity_panel.AddIntegrityFlags" in named
+    assert "staff.grading.review.integrity_panel.AddIntegrityFlags" in named
     for dotted in named:
         module, _, name = dotted.rpartition(".")
         assert isinstance(getattr(importlib.import_module(module), name), type), dotted

@@ -7,7 +7,8 @@ import numpy as np
 
 from course import checks, record
 from course.settings import ROOT
-from staff.grading import judge, points
+from staff.grading.execution.records import read_records
+from staff.grading.judging import judge, points
 
 FIXTURES = judge.Fixtures(ROOT / "fixtures")
 LOGITS = "hidden/05_decoder/heldout:0.logits"
@@ -28,7 +29,7 @@ def one_hot_log_probs(targets: np.ndarray, right: float = 0.9) -> np.ndarray:
 
 
 def judged(records, specs):
-    verdict = judge.verdict(specs, judge.read_records(records), FIXTURES)
+    verdict = judge.verdict(specs, read_records(records), FIXTURES)
     for path in records.iterdir():
         path.unlink()
     return verdict

@@ -83,7 +83,7 @@ def test_a_killed_grader_leaves_nothing_running_and_the_next_run_loses_nothing(m
     started, before = tree(grader.pid), processes()
     grader.send_signal(signal.SIGKILL)
     grader.wait()
-    running = [p for p in started if "staff.grading.runner" in before.get(p, (0, ""))[1]]
+    running = [p for p in started if "staff.grading.execution.run_notebook" in before.get(p, (0, ""))[1]]
     assert running, "no kernel was running when the grader was killed"
     for _ in range(150):  # a runner notices at once; a worker process when its pipe to the grader closes
         table = processes()

@@ -13,7 +13,8 @@ import pytest
 from nbgrader.api import Gradebook
 
 from staff.authoring import samples
-from staff.grading import export, gradebook, late, nbgrader_steps
+from staff.grading.gradebook import admin, late, nbgrader_steps
+from staff.grading.results import export
 
 pytestmark = pytest.mark.notebooks  # real nbgrader
 ASSIGNMENT = "01_attention"
@@ -39,7 +40,7 @@ def late_course(make_course, save_without_kernel):
             f"{student}_{'LATE_' if student == 'marked' else ''}1_2_{ASSIGNMENT}.ipynb",
             late=student == "marked",
         )
-    gradebook.register([ASSIGNMENT], course)
+    admin.register([ASSIGNMENT], course)
     for student in ("on_time", "three_days", "marked", "untimed"):
         save_without_kernel(course, student)
     return course

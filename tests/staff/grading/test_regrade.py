@@ -12,7 +12,9 @@ from nbgrader.api import Gradebook
 
 from course.settings import ROOT
 from staff.authoring import samples
-from staff.grading import gradebook, late, regrade, report
+from staff.grading import regrade
+from staff.grading.gradebook import admin, late
+from staff.grading.results import report
 
 pytestmark = pytest.mark.notebooks  # real nbgrader, real kernels
 ASSIGNMENT = "01_attention"
@@ -35,7 +37,7 @@ def test_regrading_one_student_keeps_manual_grades_applies_the_penalty_and_is_lo
     late.write_timestamp(
         course.submitted / "partial" / ASSIGNMENT, late.due_dates()[ASSIGNMENT] + timedelta(hours=23)
     )
-    gradebook.register([ASSIGNMENT], course)
+    admin.register([ASSIGNMENT], course)
     for student in (
         "correct_loops",
         "partial",

@@ -1,7 +1,7 @@
 """The grading sandbox, tried as a hostile kernel would: what it can see, write, reach and spawn.
 
 Each test runs real Python inside the same bubblewrap sandbox grading kernels get
-(staff/grading/sandbox.py), with a scratch folder and a fixtures view of assignment 1."""
+(staff/grading/execution/sandbox.py), with a scratch folder and a fixtures view of assignment 1."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from course.settings import ROOT
-from staff.grading import quota, sandbox
+from staff.grading.execution import quota, sandbox
 
 
 @pytest.fixture(scope="module")

@@ -1,4 +1,4 @@
-"""The TA's page shows only what the course vouches for (staff/grading/sanitize.py): each hostile
+"""The TA's page shows only what the course vouches for (staff/grading/review/markdown_policy.py): each hostile
 input alone and the legitimate ones (attachments, markdown formatting, formulas, code, tables), then
 a graded notebook with a hostile free-text answer and hostile outputs, rendered by nbgrader's real
 ``formgrade`` template with the course's nbgrader_config.py, as the formgrader's SubmissionHandler
@@ -17,7 +17,7 @@ from nbgrader.server_extensions.formgrader.handlers import template_path
 from traitlets.config.loader import PyFileConfigLoader
 
 from course.settings import ROOT
-from staff.grading import formgrader, sanitize
+from staff.grading.review import formgrader, markdown_policy
 
 ANSWER = (
     "My answer: $j < i$ and `a<b` hold. <script>alert('answer')</script> <img src=x onerror=alert('img')>\n\n"
@@ -69,7 +69,7 @@ def _tags(html: str) -> list[str]:
 
 
 def test_nothing_of_the_students_markup_runs_or_dresses_up_as_the_page():
-    html = sanitize.clean(f"{ANSWER}\n\n{DRESSED}")
+    html = markdown_policy.clean(f"{ANSWER}\n\n{DRESSED}")
     assert not [
         t
         for t in _tags(html)
@@ -86,7 +86,10 @@ def test_nothing_of_the_students_markup_runs_or_dresses_up_as_the_page():
 
 @pytest.mark.parametrize("markup", REQUESTS)
 def test_no_image_link_or_resource_that_makes_a_request(markup):
-    for html in (sanitize.clean(f"Look: {markup}"), sanitize.clean_html(markup)):  # an answer, an output
+    for html in (
+        markdown_policy.clean(f"Look: {markup}"),
+        markdown_policy.clean_html(markup),
+    ):  # an answer, an output
         assert not re.search(r"(src|href|srcset|action|data|style)\s*=", html, re.I), html
 
 
@@ -94,7 +97,7 @@ def test_the_cells_own_attachments_show_as_data_images():
     png = _png()
     attachments = {"plot.png": {"image/png": png}, "drawing.svg": {"image/svg+xml": "PHN2Zy8+"}}
     # As Jupyter writes a pasted image, and as an <img> naming it (JupyterLab shows both).
-    html = sanitize.clean(
+    html = markdown_policy.clean(
         'Mine: ![my plot](attachment:plot.png "the plot")\n\n'
         '<img src="attachment:plot.png" width="300" height="1e9;x" alt="sized">',
         attachments,
@@ -103,10 +106,12 @@ def test_the_cells_own_attachments_show_as_data_images():
     assert 'alt="my plot"' in html and 'title="the plot"' in html and 'width="300"' in html
     assert "height" not in html
     # a data: image written out is one too; an SVG attachment (which can hold anything) is not shown
-    assert f'src="data:image/png;base64,{png}"' in sanitize.clean(f"![x](data:image/png;base64,{png})")
-    assert "src=" not in sanitize.clean('<img src="attachment:drawing.svg">', attachments)
+    assert f'src="data:image/png;base64,{png}"' in markdown_policy.clean(f"![x](data:image/png;base64,{png})")
+    assert "src=" not in markdown_policy.clean('<img src="attachment:drawing.svg">', attachments)
     # an attachment that is not there: the answer as text, not an error page for the TA
-    assert "never attached" in sanitize.clean("I never attached ![it](attachment:gone.png)", attachments)
+    assert "never attached" in markdown_policy.clean(
+        "I never attached ![it](attachment:gone.png)", attachments
+    )
 
 
 def test_markdown_formulas_code_and_tables_stay():
@@ -116,7 +121,7 @@ def test_markdown_formulas_code_and_tables_stay():
         "| heads | time |\n|---|--:|\n| 12 | 3.5 s |\n\n[the paper](https://arxiv.org/abs/1706.03762) and "
         "H<sub>2</sub>O, x<sup>2</sup>, ~~no~~"
     )
-    html = sanitize.clean(source)
+    html = markdown_policy.clean(source)
     for part in (
         "<h1>Why it scales</h1>",
         "<em>scores</em>",
@@ -157,8 +162,8 @@ def _page(tmp_path, monkeypatch, template: str, cells, preprocess: bool = False)
         extra_template_paths=[bootstrap],
     )
     if preprocess:  # generate_feedback runs its preprocessors (nbgrader_config.py) through the exporter
-        assert "staff.grading.sanitize.SanitizeCells" in config.GenerateFeedback.preprocessors
-        exporter.register_preprocessor(sanitize.SanitizeCells, enabled=True)
+        assert "staff.grading.review.markdown_policy.SanitizeCells" in config.GenerateFeedback.preprocessors
+        exporter.register_preprocessor(markdown_policy.SanitizeCells, enabled=True)
     resources = {
         "base_url": "",
         "index": 0,
@@ -284,6 +289,6 @@ def test_the_course_text_is_left_as_the_course_wrote_it(tmp_path, monkeypatch):
         "metadata": {"path": str(folder)},
     }
     for resources in (formgrader_page, feedback):
-        cleaned, _ = sanitize.SanitizeCells().preprocess(nbformat.from_dict(nb), resources)
+        cleaned, _ = markdown_policy.SanitizeCells().preprocess(nbformat.from_dict(nb), resources)
         assert cleaned.cells[0].source == own
         assert "class" not in cleaned.cells[1].source and "href" not in cleaned.cells[1].source

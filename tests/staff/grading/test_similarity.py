@@ -17,7 +17,7 @@ import pytest
 from staff import cli, course_dir
 from staff.authoring import samples
 from staff.course_dir import CourseDir, nbgrader
-from staff.grading import answer_code, similarity
+from staff.grading.integrity import answer_code, similarity
 
 A = "01_attention"
 CASES = Path(__file__).parent / "similarity_cases"
@@ -206,7 +206,7 @@ def test_the_report_shows_pairs_side_by_side_escaped(tmp_path, monkeypatch, caps
 def test_the_report_gives_both_students_scores_and_the_instructor_report_links_it(tmp_path):
     from nbgrader.api import Gradebook
 
-    from staff.grading import report
+    from staff.grading.results import report
 
     course = submit_all(tmp_path / "course")
     with Gradebook(course.db_url) as gb:

@@ -1,5 +1,5 @@
 """The formgrader shows, under a free-text answer, the outputs the student submitted for the cells
-the question refers to (its source cell's metadata ``course.refers_to``), beside the graded run's (staff/grading/submitted_outputs.py): rendered by
+the question refers to (its source cell's metadata ``course.refers_to``), beside the graded run's (staff/grading/review/submitted_outputs.py): rendered by
 nbgrader's real ``formgrade`` template on crafted courses, hostile outputs included. The browser
 view of a graded sample is tests/e2e/test_formgrader.py."""
 
@@ -17,8 +17,8 @@ from nbconvert.exporters import HTMLExporter
 from nbgrader.server_extensions.formgrader.handlers import template_path
 
 from staff import course_dir
-from staff.grading import formgrader, model_answers, submitted_outputs
-from staff.grading.submitted_outputs import AddSubmittedOutputs
+from staff.grading.review import formgrader, model_answers, submitted_outputs
+from staff.grading.review.submitted_outputs import AddSubmittedOutputs
 
 ASSIGNMENT, STUDENT = "a1", "mallory"
 

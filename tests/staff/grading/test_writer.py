@@ -14,7 +14,7 @@ from nbgrader.preprocessors import CheckCellMetadata, OverwriteCells
 
 from staff import course_dir
 from staff.course_dir import nbgrader
-from staff.grading import gradebook, nbgrader_steps, session
+from staff.grading.gradebook import admin, nbgrader_steps, session
 
 pytestmark = pytest.mark.notebooks  # real nbgrader, real gradebooks
 ASSIGNMENT = "01_attention"
@@ -23,7 +23,7 @@ ASSIGNMENT = "01_attention"
 @pytest.fixture(scope="module")
 def registered(make_course):
     course = make_course("writer")
-    gradebook.register([ASSIGNMENT], course)
+    admin.register([ASSIGNMENT], course)
     return course
 
 

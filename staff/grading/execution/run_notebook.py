@@ -1,0 +1,131 @@
+"""One submission's execution, in a process of its own (started by :class:`worker.Runner` ahead of
+the submission): start the sandboxed kernel, import what the released notebook imports, say
+``ready`` on stdout, then read one request on stdin and execute the notebook the worker left in
+the working folder with nbgrader's own ``Execute`` preprocessor, opening a records folder for each
+graded test cell and taking it right after (:mod:`cells`, into ``taken/``). Writes ``out.ipynb``
+and ``status.json`` (what nbgrader logged, and the exception that stopped it, if any); then exits.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import logging
+import os
+import sys
+from pathlib import Path
+
+from course import settings
+from course.record import RECORDS_VARIABLE
+
+KERNEL_ARGUMENTS = ["--HistoryManager.hist_file=:memory:"]  # what nbgrader's Execute gives a Python kernel
+
+
+def die_with(parent: int, every: float = 0.2) -> None:
+    """Kill this process the moment ``parent`` (the grading worker) is gone, however it died.
+
+    The runner has a session of its own (so a timeout can kill it with its kernel) and would
+    otherwise be adopted by PID 1 and go on executing a notebook nobody waits for. Its sandbox
+    follows it: bwrap runs with ``--die-with-parent``, and its parent is this process. (Polled, not
+    ``PR_SET_PDEATHSIG``: that fires when the *thread* that started the runner ends, and workers
+    start runners ahead from short-lived threads.)"""
+    import signal
+    import threading
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            threading.Event().wait(every)
+        os.kill(os.getpid(), signal.SIGKILL)
+
+    if os.getppid() != parent:  # gone before this process got here
+        os.kill(os.getpid(), signal.SIGKILL)
+    threading.Thread(target=watch, daemon=True, name="die-with-parent").start()
+
+
+def main(config: dict) -> None:
+    """Start the sandboxed kernel, import ahead, say "ready", then execute the one notebook sent."""
+    if config.get("parent"):
+        die_with(int(config["parent"]))
+    import nbformat
+    from jupyter_core.utils import run_sync
+    from nbgrader.preprocessors import Execute
+
+    from staff.grading.execution import sandbox
+    from staff.grading.execution.cells import GUARD_INSTALL, CellRecords
+
+    scratch = Path.cwd()
+    spec = sandbox.Spec.load(config["spec"])
+    if config["unsafe"]:  # no sandbox: the kernel still gets the withheld view and records
+        from jupyter_client.manager import AsyncKernelManager
+
+        os.environ.update(
+            spec.env,
+            **{
+                settings.FIXTURES_VARIABLE: str(Path(config["files"]) / "fixtures"),
+                RECORDS_VARIABLE: str(sandbox.records_door(Path(spec.scratch))),
+            },
+        )
+        manager = AsyncKernelManager(kernel_name="python3")
+    else:
+        manager = sandbox.SandboxedKernelManager(spec=spec, kernel_name="python3")
+    # Imported silently: the execution count stays 0, so the records' cell numbers are unchanged.
+    warm = "\n".join(f"try:\n    import {m}\nexcept BaseException:\n    pass" for m in config["modules"])
+
+    # One event loop for the warm-up and nbclient (run_sync keeps it per thread): the kernel
+    # manager's sockets must not outlive the loop they were made on.
+    async def start() -> None:
+        await manager.start_kernel(extra_arguments=KERNEL_ARGUMENTS, cwd=str(Path(spec.scratch) / "work"))
+        client = manager.client()
+        client.start_channels()
+        try:
+            await client.wait_for_ready(timeout=120)
+            await client.execute_interactive(warm, silent=True, store_history=False, timeout=300)
+            # Before any student code: the snapshot of the shell's hooks the guard restores (cells.py).
+            reply = await client.execute_interactive(
+                "", silent=True, store_history=False, timeout=60, user_expressions={"guard": GUARD_INSTALL}
+            )
+            installed = reply["content"].get("user_expressions", {}).get("guard", {})
+            if installed.get("status") != "ok":
+                raise RuntimeError(
+                    f"the shell guard did not install: {installed.get('ename')}: {installed.get('evalue')}"
+                )
+        finally:
+            client.stop_channels()
+
+    run_sync(start)()
+    print("ready", flush=True)
+    request = sys.stdin.readline()
+    if not request:  # the worker went away before sending a submission
+        run_sync(manager.shutdown_kernel)(now=True)
+        return
+    log = io.StringIO()
+    handler = logging.StreamHandler(log)
+    nb = nbformat.read(scratch / "in.ipynb", as_version=4)
+    executor = Execute(
+        timeout=json.loads(request)["timeout"], interrupt_on_timeout=True, extra_arguments=KERNEL_ARGUMENTS
+    )
+    executor.log.addHandler(handler)
+    records = CellRecords(Path(spec.scratch) / "records", scratch / "taken", spec.uid)
+    records.attach(executor)
+    failed = ""
+    try:
+        nb, _ = executor.preprocess(nb, {"metadata": {"path": str(Path(spec.scratch) / "work")}}, km=manager)
+    except Exception as error:  # DeadKernelError, CellTimeoutError, ...: nothing graded
+        failed = f"{type(error).__name__}: {error}"[:300]
+        logging.getLogger(__name__).addHandler(handler)
+    finally:
+        try:
+            run_sync(manager.shutdown_kernel)(now=True)
+        except Exception:
+            pass
+    records.take()
+    records.save()
+    if not failed:
+        nbformat.write(nb, scratch / "out.ipynb")
+    (scratch / "status.json").write_text(
+        json.dumps({"log": log.getvalue(), "failed": failed, "cell records": round(records.seconds, 3)})
+    )
+
+
+if __name__ == "__main__":
+    main(json.loads(sys.argv[1]))

@@ -1,0 +1,67 @@
+"""``grades.csv``: nbgrader's export plus ``status``, ``reason`` and ``manual_pending`` columns, so
+a failed autograde or an answer no TA has graded yet never reads as a real zero; and late work:
+nbgrader's ``duedate``, ``timestamp`` (both UTC, said so), ``late_submission_penalty`` and ``score``
+(raw score less the penalty), with ``days_late`` (started days, as charged) and ``lms_late``
+(``LATE`` where the LMS marked it). Due dates and penalties are brought up to date first
+(:func:`late.refresh`), so the penalty follows the final points, a TA's included."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+from staff import course_dir, nbgrader_cli
+from staff.course_dir import CourseDir
+from staff.grading.gradebook import late
+from staff.grading.results import report
+from staff.grading.status import load_status
+
+
+def export(course: CourseDir = course_dir.COURSE) -> Path:
+    csv_path = course.root / "grades.csv"
+    lateness = late.refresh(course)
+    nbgrader_cli.run("export", f"--to={csv_path}", "--log-level=WARN", course=course)
+    with csv_path.open() as f:
+        rows = list(csv.DictReader(f))
+    status = load_status(course)
+    pending = {(r.student, r.assignment): r.manual_pending for r in report.rows(course=course)}
+    seen = set()
+    for row in rows:
+        key = (row["student_id"], row["assignment"])
+        seen.add(key)
+        known = status.get(key)
+        submitted = bool(row.get("timestamp")) or key in pending
+        row["status"] = (
+            known["status"]
+            if known
+            else ("graded" if key in pending else "not submitted" if not submitted else "not graded")
+        )
+        row["reason"] = known["reason"] if known else ""
+        row["manual_pending"] = pending.get(key, 0.0)
+        row.update(lateness.get(key, {"lms_late": "", "days_late": ""}))
+        for column in ("duedate", "timestamp"):  # nbgrader writes UTC without saying so
+            row[column] = f"{row[column]} UTC" if row.get(column) else ""
+    for (student, assignment), known in sorted(status.items()):
+        if (student, assignment) not in seen:  # never reached the gradebook (e.g. invalid notebook)
+            rows.append(
+                {
+                    "assignment": assignment,
+                    "student_id": student,
+                    "raw_score": 0.0,
+                    "score": 0.0,
+                    "status": known["status"],
+                    "reason": known["reason"],
+                    "manual_pending": 0.0,
+                }
+            )
+    fields = list(
+        dict.fromkeys(
+            [*(rows[0].keys() if rows else []), "status", "reason", "manual_pending", "days_late", "lms_late"]
+        )
+    )
+    with csv_path.open("w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=fields, restval="")
+        writer.writeheader()
+        writer.writerows(rows)
+    print(f"export: wrote {csv_path}")
+    return csv_path

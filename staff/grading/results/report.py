@@ -1,0 +1,337 @@
+"""What the gradebook says: the per-student score table, and the instructor report.
+
+The table (``make demo``'s last step) shows automatic points and pending manual grades apart,
+so a free-text answer that no TA has graded yet is never mistaken for a zero; bundled samples
+are compared with the score their file promises. The report (``reports/report.html`` with PNG
+figures) shows the score distribution of each assignment, the pass rate of every graded test
+(which exercise the class struggles with), grading time per submission, and every submission
+whose status needs a human (flagged, repaired, timeout, kernel died, disk quota, invalid notebook)
+with its reasons one per line, the scores as a table (one row per submission, sortable, filtered by
+assignment and status) and the regrade log (:mod:`regrade`); it links ``make similarity``'s report
+when there is one. The page fits a laptop's window (tests/e2e/test_report.py, in Chromium).
+"""
+
+from __future__ import annotations
+
+import html
+from collections import defaultdict
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from nbgrader.api import Gradebook, MissingEntry
+
+from staff import course_dir, text_table
+from staff.course_dir import CourseDir
+from staff.grading.integrity import similarity
+from staff.grading.status import load_status
+
+
+@dataclass
+class Row:
+    student: str
+    assignment: str
+    auto_score: float
+    auto_max: float
+    manual_pending: float  # points of free-text answers still waiting for a TA
+    expected: float | None  # for bundled samples
+
+
+def rows(
+    assignments: list[str] | None = None,
+    course: CourseDir = course_dir.COURSE,
+    expected: Mapping[tuple[str, str], float] | None = None,
+) -> list[Row]:
+    """Each submission's automatic and pending manual points; ``expected``: {(student, assignment):
+    score} of the bundled samples, joined where the demo's table is printed (staff/cli.py)."""
+    expected = expected or {}
+    out = []
+    with Gradebook(course.db_url) as gb:
+        for assignment in assignments or course_dir.assignments():
+            try:
+                gb.find_assignment(assignment)
+            except MissingEntry:
+                continue
+            for student in sorted(s.id for s in gb.students):
+                try:
+                    submission = gb.find_submission(assignment, student)
+                except MissingEntry:
+                    continue
+                auto, auto_max, pending = 0.0, 0.0, 0.0
+                for notebook in submission.notebooks:
+                    for grade in notebook.grades:
+                        if grade.cell.cell_type == "code":
+                            auto += grade.score
+                            auto_max += grade.max_score
+                        elif grade.needs_manual_grade:
+                            pending += grade.max_score
+                # partial credit: cells score to the hundredth; their sum, not float noise, is the score
+                out.append(
+                    Row(
+                        student,
+                        assignment,
+                        round(auto, 2),
+                        auto_max,
+                        pending,
+                        expected.get((student, assignment)),
+                    )
+                )
+    return out
+
+
+def table(found: list[Row]) -> str:
+    rows = [
+        [
+            r.assignment,
+            r.student,
+            f"{r.auto_score:g} / {r.auto_max:g}",
+            f"{r.manual_pending:g} pts" if r.manual_pending else "-",
+            ""
+            if r.expected is None
+            else f"{r.expected:g} {'ok' if r.expected == r.auto_score else 'MISMATCH'}",
+        ]
+        for r in found
+    ]
+    return text_table.render(
+        ["assignment", "student", "auto score", "manual pending", "expected"],
+        rows,
+        right=frozenset({2, 3, 4}),
+    )
+
+
+def trust_notes(assignments: list[str] | None = None) -> str:
+    """Which test cells' points do not come from a comparison with a withheld fixture value
+    (empty: `make fixtures` refuses such cells; an out-of-date judge file would show them here)."""
+    from course import settings
+    from staff.grading.judging import cell_checks
+
+    lines = []
+    for assignment in assignments or course_dir.assignments():
+        try:
+            specs = cell_checks.load_checks(assignment, settings.current().fixtures)
+        except cell_checks.ChecksUnavailable as error:
+            lines.append(f"{assignment}: {error}")
+            continue
+        cells = cell_checks.unpaid_cells(specs)
+        if cells:
+            lines.append(
+                f"{assignment}: test cells whose points a kernel could influence (no withheld value): "
+                f"{', '.join(cells)}"
+            )
+    return "\n".join(lines)
+
+
+def test_pass_rates(course: CourseDir = course_dir.COURSE) -> dict[str, dict[str, tuple[int, int]]]:
+    """assignment -> graded test cell -> (submissions with full points, submissions graded)."""
+    rates: dict[str, dict[str, list[int]]] = defaultdict(lambda: defaultdict(lambda: [0, 0]))
+    with Gradebook(course.db_url) as gb:
+        for assignment in gb.assignments:
+            for submission in assignment.submissions:
+                for notebook in submission.notebooks:
+                    for grade in notebook.grades:
+                        if grade.cell.cell_type != "code" or grade.auto_score is None:
+                            continue
+                        counts = rates[assignment.name][grade.name]
+                        counts[0] += grade.score >= grade.max_score
+                        counts[1] += 1
+    return {a: {t: (c[0], c[1]) for t, c in tests.items()} for a, tests in rates.items()}
+
+
+#: The scores table sorts on a click of its header and filters by assignment and status (no
+#: library: the page is a file an instructor opens from disk, offline).
+_TABLE_SCRIPT = """
+const table = document.getElementById('scores'), body = table.tBodies[0];
+const pick = {assignment: document.getElementById('by-assignment'), status: document.getElementById('by-status')};
+function filter() {
+  let shown = 0;
+  for (const row of body.rows) {
+    const keep = Object.entries(pick).every(([key, box]) => !box.value || row.dataset[key] === box.value);
+    row.hidden = !keep; shown += keep;
+  }
+  document.getElementById('shown').textContent = shown;
+}
+Object.values(pick).forEach(box => box.addEventListener('change', filter));
+table.tHead.querySelectorAll('th').forEach((th, column) => th.addEventListener('click', () => {
+  const down = th.dataset.order !== 'up', numeric = th.classList.contains('num');
+  table.tHead.querySelectorAll('th').forEach(other => delete other.dataset.order);
+  th.dataset.order = down ? 'up' : 'down';
+  const key = row => row.cells[column].dataset.sort ?? row.cells[column].textContent;
+  const rows = [...body.rows].sort((a, b) => numeric ? key(a) - key(b) : key(a).localeCompare(key(b)));
+  if (!down) rows.reverse();
+  body.append(...rows);
+}));
+"""
+_STYLE = (
+    "body{font-family:sans-serif;max-width:75em;margin:2em auto;padding:0 1em}"
+    "img{max-width:100%;height:auto}table{border-collapse:collapse;width:100%}"
+    "td,th{border:1px solid #ccc;padding:.3em .6em;text-align:left;vertical-align:top;overflow-wrap:anywhere}"
+    "td:nth-child(-n+3){white-space:nowrap}th{cursor:pointer;background:#f4f4f4}td.num,th.num{text-align:right}ul{margin:0;padding-left:1.2em}"
+    "th[data-order=up]::after{content:' \\25B2'}th[data-order=down]::after{content:' \\25BC'}"
+)
+#: Reasons shown before the rest fold away (a zero-work submission has eighteen).
+FIRST_REASONS = 3
+
+
+def reason_items(reason: str) -> list[str]:
+    """A status reason as its items: the grader joins them with "; ", also inside parentheses
+    (the cells whose records were rejected), which stay with their item."""
+    text = reason.removeprefix("for manual review: ")
+    items, depth, start = [], 0, 0
+    for i, char in enumerate(text):
+        depth += (char == "(") - (char == ")")
+        if depth == 0 and text.startswith("; ", i):
+            items.append(text[start:i])
+            start = i + 2
+    return [item.strip() for item in [*items, text[start:]] if item.strip()]
+
+
+def _reasons_html(reason: str) -> str:
+    items = [f"<li>{html.escape(item)}</li>" for item in reason_items(reason)]
+    if len(items) <= FIRST_REASONS + 1:
+        return f"<ul>{''.join(items)}</ul>"
+    return (
+        f"<ul>{''.join(items[:FIRST_REASONS])}</ul><details><summary>{len(items) - FIRST_REASONS} more"
+        f"</summary><ul>{''.join(items[FIRST_REASONS:])}</ul></details>"
+    )
+
+
+def _figures(
+    found: list[Row], status: dict, rates: dict, assignments: list[str], out: Path
+) -> list[tuple[str, str]]:
+    """The report's figures, saved into ``out``: (title, file name)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    figures = []
+    columns = min(3, max(1, len(assignments)))  # three histograms a row: the page fits a laptop's window
+    lines = -(-max(1, len(assignments)) // columns)
+    fig, axes = plt.subplots(lines, columns, figsize=(4.0 * columns, 3.0 * lines), squeeze=False)
+    for ax in axes.flat[len(assignments) :]:
+        ax.set_visible(False)
+    for ax, assignment in zip(axes.flat, assignments):
+        scores = [r.auto_score for r in found if r.assignment == assignment]
+        top = max((r.auto_max for r in found if r.assignment == assignment), default=1) or 1
+        ax.hist(scores, bins=min(10, max(1, len(set(scores)))), range=(0, top), color="#4c72b0")
+        ax.set(title=f"{assignment}", xlabel=f"automatic points (of {top:g})", ylabel="submissions")
+        ax.yaxis.get_major_locator().set_params(integer=True)  # submissions come whole
+    figures.append(("Score distribution per assignment", "scores.png", fig))
+
+    labels = [(a, t) for a in assignments for t in rates.get(a, {})]
+    fig, ax = plt.subplots(figsize=(8, 0.28 * len(labels) + 1.2))
+    share = [rates[a][t][0] / rates[a][t][1] for a, t in labels]
+    ax.barh(range(len(labels)), share, color=["#c44e52" if v < 0.5 else "#55a868" for v in share])
+    ax.set_yticks(range(len(labels)), [f"{a} · {t}" for a, t in labels], fontsize=8)
+    ax.invert_yaxis()
+    ax.set(
+        xlim=(0, 1), xlabel="share of submissions with full points", title="Pass rate of every graded test"
+    )
+    figures.append(("Pass rate of every graded test", "pass_rates.png", fig))
+
+    timed = sorted(status.values(), key=lambda o: -o["seconds"])
+    fig, ax = plt.subplots(figsize=(8, 0.25 * len(timed) + 1.2))
+    ax.barh(range(len(timed)), [o["seconds"] for o in timed], color="#8172b2")
+    ax.set_yticks(range(len(timed)), [f"{o['assignment']} · {o['student']}" for o in timed], fontsize=8)
+    ax.invert_yaxis()
+    ax.set(xlabel="seconds", title="Grading time per submission")
+    figures.append(("Grading time per submission", "grading_time.png", fig))
+    for _, name, fig in figures:
+        fig.tight_layout()
+        fig.savefig(out / name, dpi=110)
+        plt.close(fig)
+    return [(title, name) for title, name, _ in figures]
+
+
+def _scores_html(found: list[Row], status: dict) -> list[str]:
+    """One row per submission: sortable, filterable by assignment and status."""
+
+    def state(r: Row) -> str:
+        return status.get((r.student, r.assignment), {}).get("status", "-")
+
+    def options(values: set[str]) -> str:
+        return "".join(f"<option>{html.escape(v)}</option>" for v in sorted(values))
+
+    parts = [
+        f"<h2>Scores (<span id='shown'>{len(found)}</span> of {len(found)} submissions)</h2><p>"
+        f"<label>assignment <select id='by-assignment'><option value=''>all</option>"
+        f"{options({r.assignment for r in found})}</select></label> "
+        f"<label>status <select id='by-status'><option value=''>all</option>"
+        f"{options({state(r) for r in found})}</select></label> (click a column's name to sort)</p>",
+        "<table id='scores'><thead><tr><th>assignment</th><th>student</th><th>status</th>"
+        "<th class='num'>automatic points</th><th class='num'>of</th><th class='num'>manual pending</th>"
+        "<th>expected (samples)</th></tr></thead><tbody>",
+    ]
+    for r in found:
+        expected = (
+            ""
+            if r.expected is None
+            else f"{r.expected:g} {'ok' if r.expected == r.auto_score else 'MISMATCH'}"
+        )
+        parts.append(
+            f"<tr data-assignment='{html.escape(r.assignment)}' data-status='{html.escape(state(r))}'>"
+            f"<td>{html.escape(r.assignment)}</td><td>{html.escape(r.student)}</td>"
+            f"<td>{html.escape(state(r))}</td><td class='num'>{r.auto_score:g}</td>"
+            f"<td class='num'>{r.auto_max:g}</td><td class='num'>{r.manual_pending:g}</td>"
+            f"<td>{expected}</td></tr>"
+        )
+    return parts + ["</tbody></table>", f"<script>{_TABLE_SCRIPT}</script>"]
+
+
+def write_report(
+    course: CourseDir = course_dir.COURSE,
+    out: Path | None = None,
+    expected: Mapping[tuple[str, str], float] | None = None,
+) -> Path:
+    out = out or course.root / "reports"
+    out.mkdir(parents=True, exist_ok=True)
+    found, status, rates = (
+        rows(course=course, expected=expected),
+        load_status(course),
+        test_pass_rates(course),
+    )
+    assignments = sorted({r.assignment for r in found} | set(rates))
+    figures = _figures(found, status, rates, assignments, out)
+
+    parts = [
+        "<!doctype html><meta charset='utf-8'><meta name='viewport' content='width=device-width'>"
+        f"<title>Instructor report</title><style>{_STYLE}</style>",
+        "<h1>Instructor report</h1>",
+    ]
+    if (out / similarity.FOLDER / "index.html").exists():  # `make similarity` has been run
+        parts.append(
+            f"<p><a href='{similarity.FOLDER}/index.html'>Similar submissions</a> (<code>make "
+            "similarity</code>): pairs whose code is alike, flagged for a human; no grade is changed.</p>"
+        )
+    attention = [o for o in status.values() if o["status"] != "graded"]
+    parts.append(f"<h2>Submissions to look at ({len(attention)})</h2>")
+    if attention:
+        parts.append(
+            "<table id='attention'><thead><tr><th>assignment</th><th>student</th><th>status</th>"
+            "<th>why</th></tr></thead><tbody>"
+        )
+        parts += [
+            f"<tr><td>{html.escape(o['assignment'])}</td><td>{html.escape(o['student'])}</td>"
+            f"<td>{html.escape(o['status'])}</td><td>{_reasons_html(o['reason'])}</td></tr>"
+            for o in sorted(
+                attention, key=lambda o: (o["status"] != "flagged", o["assignment"], o["student"])
+            )
+        ]
+        parts.append("</tbody></table>")
+    else:
+        parts.append("<p>None: every submission graded normally.</p>")
+    parts += [
+        f"<h2>{html.escape(title)}</h2><img src='{name}' alt='{html.escape(title)}'>"
+        for title, name in figures
+    ]
+    parts += _scores_html(found, status)
+    from staff.grading import regrade
+
+    regrades = regrade.entries(course)
+    parts.append(
+        f"<h2>Regrades ({len(regrades)})</h2>"
+        + (f"<pre>{html.escape(regrade.table(regrades))}</pre>" if regrades else "<p>None.</p>")
+    )
+    report = out / "report.html"
+    report.write_text("\n".join(parts) + "\n")
+    return report
