@@ -73,7 +73,7 @@ def running(course, tmp_path_factory):
         textwrap.dedent(f"""\
         from pathlib import Path
         from staff.course_dir import CourseDir
-        from staff.grading import hub
+        from staff.grading.review import hub
         c = get_config()
         hub.configure(c, instructors=["prof"], graders=["ta1", "ta2"], students=["stu"],
                       course=CourseDir(Path({str(course.root)!r}), url={course.url!r}))

@@ -231,7 +231,7 @@ def test_a_virtualenv_reached_through_a_symlink_runs_in_the_sandbox(view, tmp_pa
     link = tmp_path / "shared-venv"
     link.symlink_to(Path(sys.prefix).resolve(), target_is_directory=True)
     code = (
-        "import sys; from staff.grading import sandbox; sandbox.probe(); "
+        "import sys; from staff.grading.execution import sandbox; sandbox.probe(); "
         "print(sys.prefix, [d for _, d in sandbox.python_mounts()])"
     )
     done = subprocess.run(
