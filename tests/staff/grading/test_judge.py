@@ -13,7 +13,8 @@ from safetensors.numpy import save_file
 from course import record
 from course.settings import ROOT
 from staff import course_dir
-from staff.grading.execution import cells, records
+from staff.grading.execution import cells
+from staff.grading.execution.records import BadRecords, Record, read_records
 from staff.grading.judging import cell_checks, judge
 
 SPEC = {
@@ -38,11 +39,11 @@ def withheld(key="0.expected"):
 def test_a_correct_record_passes_and_a_wrong_one_fails_with_the_checks_message(records):
     record.write("close", "softmax(x)", expected(), withheld(), atol=1e-8, rtol=1e-5)
     fixtures = judge.Fixtures(ROOT / "fixtures")
-    assert judge.verdict([SPEC], records.read_records(records), fixtures).reason is None
+    assert judge.verdict([SPEC], read_records(records), fixtures).reason is None
     for path in records.iterdir():
         path.unlink()
     record.write("close", "softmax(x)", expected() + 1e-3, withheld(), atol=1e-8, rtol=1e-5)
-    reason = judge.verdict([SPEC], records.read_records(records), fixtures).reason
+    reason = judge.verdict([SPEC], read_records(records), fixtures).reason
     size = expected().size
     assert (
         reason.startswith(f"softmax(x): {size} of {size} values out of tolerance; the largest error is ")
@@ -55,11 +56,11 @@ def test_the_tolerance_and_the_fixture_are_the_instructors_not_the_records(recor
     record.write(
         "close", "softmax(x)", expected() + 1e-3, withheld(), atol=1.0, rtol=1.0
     )  # a loose tolerance
-    assert "out of tolerance" in judge.verdict([SPEC], records.read_records(records), fixtures).reason
+    assert "out of tolerance" in judge.verdict([SPEC], read_records(records), fixtures).reason
     for path in records.iterdir():
         path.unlink()
     record.write("close", "softmax(x)", expected("1.expected"), withheld("1.expected"))  # an easier case
-    assert "did not make this check" in judge.verdict([SPEC], records.read_records(records), fixtures).reason
+    assert "did not make this check" in judge.verdict([SPEC], read_records(records), fixtures).reason
 
 
 def test_missing_and_extra_checks_fail(records):
@@ -67,7 +68,7 @@ def test_missing_and_extra_checks_fail(records):
     assert "nothing was recorded" in judge.verdict([SPEC], [], fixtures).reason
     record.write("close", "softmax(x)", expected(), withheld(), atol=1e-8, rtol=1e-5)
     record.write("close", "softmax(x)", expected(), withheld(), atol=1e-8, rtol=1e-5)
-    assert "recorded 2 checks" in judge.verdict([SPEC], records.read_records(records), fixtures).reason
+    assert "recorded 2 checks" in judge.verdict([SPEC], read_records(records), fixtures).reason
 
 
 def test_links_oversized_and_malformed_records_are_refused(records):
@@ -75,21 +76,21 @@ def test_links_oversized_and_malformed_records_are_refused(records):
         ROOT / "fixtures" / "hidden" / "01_attention" / "softmax.safetensors",
         records / "000000-1.safetensors",
     )
-    with pytest.raises(records.BadRecords, match="not a regular file"):
-        records.read_records(records)
+    with pytest.raises(BadRecords, match="not a regular file"):
+        read_records(records)
     (records / "000000-1.safetensors").unlink()
     (records / "000001-1.safetensors").write_bytes(b"\x00" * 16)
-    with pytest.raises(records.BadRecords, match="not a valid record"):
-        records.read_records(records)
+    with pytest.raises(BadRecords, match="not a valid record"):
+        read_records(records)
     (records / "000001-1.safetensors").unlink()
     save_file({"got": np.zeros(3)}, str(records / "000002-1.safetensors"), metadata={"kind": "exec"})
-    with pytest.raises(records.BadRecords, match="unknown kind"):
-        records.read_records(records)
+    with pytest.raises(BadRecords, match="unknown kind"):
+        read_records(records)
     (records / "000002-1.safetensors").unlink()
     big = records / "000003-1.safetensors"
     big.write_bytes(b"\x00" * (record.MAX_RECORD_BYTES + 2**17))
-    with pytest.raises(records.BadRecords, match="larger than"):
-        records.read_records(records)
+    with pytest.raises(BadRecords, match="larger than"):
+        read_records(records)
 
 
 def test_withheld_values_cannot_be_read_in_the_kernel():
@@ -129,7 +130,7 @@ def test_a_cell_without_records_or_without_a_withheld_value_fails(records):
     assert "nothing was recorded while this test cell ran" in judge.verdict([SPEC], [], fixtures).reason
     public = {**SPEC, "ref": "public/01_attention/softmax:0.expected"}
     record.write("close", "softmax(x)", expected(), withheld(), atol=1e-8, rtol=1e-5)
-    assert "no withheld value" in judge.verdict([public], records.read_records(records), fixtures).reason
+    assert "no withheld value" in judge.verdict([public], read_records(records), fixtures).reason
 
 
 def test_perplexity_is_the_judges_own_on_its_own_targets_and_limit(records):
@@ -158,7 +159,7 @@ def test_perplexity_is_the_judges_own_on_its_own_targets_and_limit(records):
             target,
             **{"limit": 11.0, "atol": 1e-3, **numbers},
         )
-        return judge.verdict([spec], records.read_records(records), fixtures).reason
+        return judge.verdict([spec], read_records(records), fixtures).reason
 
     good = np.full((*targets.shape, 96), np.log(0.1 / 95), dtype=np.float64)  # 0.9 on the right character
     np.put_along_axis(good, targets[..., None].astype(np.int64), np.log(0.9), axis=-1)
@@ -221,7 +222,7 @@ def test_a_cells_points_split_over_its_checks_by_weight_with_a_reason_for_each_f
             rtol=1e-5,
             **({"weight": 2.0} if i == 2 else {}),
         )
-    got = records.read_records(records)
+    got = read_records(records)
     assert got[2].spec()["weight"] == 2.0 and "weight" not in got[0].spec()
     verdict = judge.verdict(_specs(4), got, fixtures)
     assert verdict.fraction == 0.75 and [c.reason is None for c in verdict.checks] == [
@@ -249,15 +250,15 @@ def test_a_cell_that_stops_keeps_what_it_checked_and_extra_records_fail_the_cell
         record.write(
             "close", f"case {i}", expected(f"{i}.expected"), withheld(f"{i}.expected"), atol=1e-8, rtol=1e-5
         )
-    verdict = judge.verdict(_specs(4), records.read_records(records), fixtures)
+    verdict = judge.verdict(_specs(4), read_records(records), fixtures)
     assert verdict.fraction == 0.5
     assert (
         verdict.checks[3].reason == "case 3: not recorded (the cell stopped after 2 of 4 checks, at an error)"
     )
-    assert judge.verdict(_specs(1), records.read_records(records), fixtures).fraction == 0
+    assert judge.verdict(_specs(1), read_records(records), fixtures).fraction == 0
     condition = {"kind": "shape", "label": "y shape", "ref": None, "index": []}
     record.write("shape", "y shape", np.asarray([2, 3]), np.asarray([3, 2]))
-    failed = judge.verdict([*_specs(2), condition], records.read_records(records), fixtures)
+    failed = judge.verdict([*_specs(2), condition], read_records(records), fixtures)
     assert failed.fraction == 0.5 and not failed.checks[2].paid  # a failed condition costs, never pays
 
 
@@ -281,7 +282,7 @@ def test_the_judges_output_is_the_only_one_marked_as_its_own(records):
     cell.outputs = [forged]
     nb = new_notebook(cells=[cell])
     record.write("close", "case 0", expected(), withheld(), atol=1e-8, rtol=1e-5)
-    verdict = judge.verdict(_specs(2), records.read_records(records), judge.Fixtures(ROOT / "fixtures"))
+    verdict = judge.verdict(_specs(2), read_records(records), judge.Fixtures(ROOT / "fixtures"))
     points.annotate(nb, {"t": verdict})
     judged = points.judged_output(cell)
     assert len(cell.outputs) == 1 and judged["metadata"][points.MARK]["fraction"] == 0.5
@@ -347,9 +348,7 @@ def test_make_fixtures_refuses_a_reference_in_the_kernel_before_its_part_was_gra
 
 
 def _spec_record(label, got, expected, kind="close"):
-    return records.Record(
-        kind, label, None, [], {"atol": 0.0, "rtol": 0.0}, np.asarray(got), np.asarray(expected)
-    )
+    return Record(kind, label, None, [], {"atol": 0.0, "rtol": 0.0}, np.asarray(got), np.asarray(expected))
 
 
 def test_a_condition_is_judged_against_the_instructors_value_not_the_records_own():
@@ -358,9 +357,7 @@ def test_a_condition_is_judged_against_the_instructors_value_not_the_records_own
     )
     paid = dict(SPEC, label="softmax(x)")
     fixtures = judge.Fixtures(ROOT / "fixtures")
-    good = records.Record(
-        "close", "softmax(x)", SPEC["ref"], [], {"atol": 1e-8, "rtol": 1e-5}, expected(), None
-    )
+    good = Record("close", "softmax(x)", SPEC["ref"], [], {"atol": 1e-8, "rtol": 1e-5}, expected(), None)
     forged = _spec_record("causal_mask(3)", np.zeros((3, 3)), np.zeros((3, 3)))  # "passes" by its own word
     verdict = judge.verdict([spec, paid], [forged, good], fixtures)
     assert verdict.checks[0].reason is not None and verdict.fraction == 0.0 and verdict.foreign is None
@@ -368,12 +365,8 @@ def test_a_condition_is_judged_against_the_instructors_value_not_the_records_own
 
 def test_records_the_cells_checks_did_not_make_fail_the_cell_and_say_so():
     fixtures = judge.Fixtures(ROOT / "fixtures")
-    good = records.Record(
-        "close", "softmax(x)", SPEC["ref"], [], {"atol": 1e-8, "rtol": 1e-5}, expected(), None
-    )
-    other = records.Record(
-        "close", "something else", SPEC["ref"], [], {"atol": 1e-8, "rtol": 1e-5}, expected(), None
-    )
+    good = Record("close", "softmax(x)", SPEC["ref"], [], {"atol": 1e-8, "rtol": 1e-5}, expected(), None)
+    other = Record("close", "something else", SPEC["ref"], [], {"atol": 1e-8, "rtol": 1e-5}, expected(), None)
     verdict = judge.verdict([SPEC, SPEC], [other, good], fixtures)
     assert (
         verdict.fraction == 0.0 and "check 1 of 2" in verdict.foreign and "something else" in verdict.problem
