@@ -140,6 +140,56 @@ def check_equal(name: str, value: Any, expected: Any, weight: float = 1.0) -> No
     compare_equal(name, value, want)
 
 
+def _utf8(name: str, value: Any) -> np.ndarray:
+    if not isinstance(value, str):
+        raise AssertionError(f"{name}: expected a str, got {type(value).__name__}: {value!r:.100}")
+    return np.frombuffer(value.encode("utf-8"), dtype=np.uint8)
+
+
+def _decoded(value: Any) -> str:
+    """A text as recorded or saved: UTF-8 bytes (a uint8 array), or already a str."""
+    if isinstance(value, str):
+        return value
+    return bytes(np.asarray(value, dtype=np.uint8).reshape(-1)).decode("utf-8", errors="replace")
+
+
+def check_text(name: str, value: Any, expected: Any, weight: float = 1.0) -> None:
+    """``value`` is the text ``expected`` (a str, or its UTF-8 bytes as saved in a fixture); a
+    difference is told in characters: how many, and where (at the start, at the end, or from
+    which character on)."""
+    got = _utf8(name, value)
+    if isinstance(expected, Withheld):
+        record.write("text", name, got, expected, **_weight(weight))
+        return
+    want = _utf8(name, expected) if isinstance(expected, str) else to_numpy(expected).astype(np.uint8)
+    record.write("text", name, got, want, **_weight(weight))
+    compare_text(name, value, want)
+
+
+def compare_text(name: str, value: Any, expected: Any, reveal: bool = True) -> None:
+    """Raise with where ``value`` and ``expected`` differ, in characters; ``reveal=False`` (the
+    judge, against a withheld text) never quotes the expected text, only lengths and positions."""
+    got, want = _decoded(value), _decoded(expected)
+    if got == want:
+        return
+    n, m = len(got), len(want)
+    if not got:
+        where = f"got an empty text, expected {m} character(s)"
+    elif want.startswith(got):
+        where = f"{m - n} character(s) short at the end (got {n}, expected {m})"
+    elif got.startswith(want):
+        where = f"{n - m} character(s) too many at the end (got {n}, expected {m})"
+    elif want.endswith(got):
+        where = f"{m - n} character(s) missing at the start (got {n}, expected {m})"
+    elif got.endswith(want):
+        where = f"{n - m} character(s) too many at the start (got {n}, expected {m})"
+    else:
+        first = next(i for i, (a, b) in enumerate(zip(got + "\0", want + "\0", strict=False)) if a != b)
+        where = f"differs from character {first + 1} on (got {n} characters, expected {m})"
+    shown = f": got {got!r:.120}, expected {want!r:.120}" if reveal else ""
+    raise AssertionError(f"{name}: {where}{shown}")
+
+
 def compare_equal(name: str, value: Any, expected: Any, reveal: bool = True) -> None:
     want = to_numpy(expected)
     got = _shape(name, value, want.shape)

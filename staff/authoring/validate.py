@@ -70,7 +70,12 @@ def validate_source(notebook: Path) -> list[str]:
     from nbgrader.validator import Validator  # heavy import, only when validating
 
     problems = grading_problems(notebook)
-    result = Validator(config=course_config()).validate(str(notebook))
+    with tempfile.TemporaryDirectory(prefix="validate-") as folder:
+        config = course_config()
+        # The kernel's sockets as ZMQ ipc files in a folder of ours (as fresh_run.kernel_manager's):
+        # no TCP port, no warning per notebook that it runs over TCP without encryption.
+        config.KernelManager.transport, config.KernelManager.ip = "ipc", str(Path(folder) / "kernel")
+        result = Validator(config=config).validate(str(notebook))
     for cell in result.get("failed", []):
         error = _ANSI.sub("", cell.get("raw_error", "")).strip().splitlines()
         problems.append(f"test cell `{_first_line(cell['source'])}` fails: {error[-1] if error else '?'}")

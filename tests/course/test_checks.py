@@ -99,3 +99,49 @@ def test_the_judges_messages_quote_no_expected_value():
     with pytest.raises(AssertionError) as equal:
         checks.compare_equal("ids", np.array([1, 2, 7]), np.array([1, 2, 3]), reveal=False)
     assert str(equal.value) == "ids: 1 of 3 entries differ"
+
+
+def _text_reason(got: str, want: str, reveal: bool = False) -> str:
+    saved = np.frombuffer(want.encode("utf-8"), dtype=np.uint8)  # as a fixture holds a text
+    with pytest.raises(AssertionError) as failed:
+        checks.compare_text("answer_text of tokens [15, 27]", got, saved, reveal=reveal)
+    return str(failed.value)
+
+
+def test_a_text_is_judged_in_characters_and_says_where_it_differs_without_quoting_it():
+    """Assignment 6's answers were compared as UTF-8 bytes: a wrong answer read "expected shape
+    (31,), got (30,)", and a one-character accented answer "expected shape (2,), got (0,)"."""
+    want = "the Eiffel Tower, in Paris"
+    assert _text_reason(want[:-1], want) == (
+        "answer_text of tokens [15, 27]: 1 character(s) short at the end (got 25, expected 26)"
+    )
+    assert _text_reason(want + ".", want).endswith("1 character(s) too many at the end (got 27, expected 26)")
+    assert _text_reason(want[4:], want).endswith("4 character(s) missing at the start (got 22, expected 26)")
+    assert _text_reason(" " + want, want).endswith(
+        "1 character(s) too many at the start (got 27, expected 26)"
+    )
+    assert _text_reason("the Eiffel Tower, in Rome", want).endswith(
+        "differs from character 22 on (got 25 characters, expected 26)"
+    )
+    assert _text_reason("", "é").endswith(
+        "got an empty text, expected 1 character(s)"
+    )  # 2 bytes, 1 character
+    for got in (want[:-1], want + ".", "the Eiffel Tower, in Rome", ""):
+        assert "Paris" not in _text_reason(got, want)
+    assert "expected 'the Eiffel Tower, in Paris'" in _text_reason(
+        want[:-1], want, reveal=True
+    )  # a visible check
+    checks.compare_text("same", want, np.frombuffer(want.encode(), dtype=np.uint8))
+
+
+def test_a_text_check_records_the_utf8_bytes_and_refuses_what_is_not_a_str(records):
+    from staff.grading.execution.records import read_records
+    from staff.grading.judging import judge
+
+    checks.check_text("an answer", "café", "café")
+    with pytest.raises(AssertionError, match="expected a str, got bytes"):
+        checks.check_text("an answer", b"caf\xc3\xa9", "café")
+    [got] = read_records(records)
+    assert got.kind == "text" and bytes(got.got).decode() == "café"
+    spec = {**got.spec(), "ref": "hidden/06_question_answering/texts:0.answer"}
+    assert judge.withheld(spec)  # a text compared with a hidden one pays, like any withheld value

@@ -62,6 +62,7 @@ COMPARISONS = {
     "equal",
     "check_close",
     "check_equal",
+    "check_text",
     "check_shape",
     "check_rows_sum_to_one",
     "check_type",

@@ -87,6 +87,8 @@ def _compare(spec: dict, rec: Record, fixtures: Fixtures) -> None:
         checks.compare_close(label, rec.got, expected, spec["atol"], spec["rtol"], reveal=False)
     elif spec["kind"] == "equal":
         checks.compare_equal(label, rec.got, expected, reveal=False)
+    elif spec["kind"] == "text":
+        checks.compare_text(label, rec.got, expected, reveal=False)
     elif spec["kind"] == "perplexity":
         checks.compare_perplexity(label, rec.got, expected, spec["limit"], spec["atol"])
     elif spec["kind"] == "accuracy":
@@ -110,7 +112,7 @@ def withheld(spec: dict) -> bool:
     """A check of values against a hidden fixture value the kernel never had (the only kind that
     pays points: public fixtures ship to students, values the kernel computed could be forged, and
     a shape or a sum of rows could be guessed from the inputs)."""
-    return spec["kind"] in ("close", "equal", "perplexity", "accuracy", "best_accuracy") and str(
+    return spec["kind"] in ("close", "equal", "text", "perplexity", "accuracy", "best_accuracy") and str(
         spec.get("ref") or ""
     ).startswith("hidden/")
 
