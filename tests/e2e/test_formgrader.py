@@ -567,7 +567,7 @@ def test_formgrader_opens_quickly_with_300_submissions(page, server, crowded, ca
     _, running = crowded
     page.goto(running.page("lab"))  # this server's token (the small server's cookie stays)
     listed = []
-    for _ in range(3):  # the first also renders the list's templates once (a cold server)
+    for _ in range(5):  # the first also renders the list's templates once (a cold server)
         start = time.monotonic()
         page.goto(f"{running.url}/formgrader/gradebook/01_attention/01_attention")
         page.wait_for_selector("table tbody tr:nth-child(300)", timeout=60_000)
@@ -590,7 +590,9 @@ def test_formgrader_opens_quickly_with_300_submissions(page, server, crowded, ca
             + ")"
         )
     assert rows >= SCALE and len(pairs) >= 3
-    assert min(listed) < 2.0  # the fastest list: the other test process shares these two cores
+    # The fastest of four warm lists: the other test process shares these two cores (1.29 s in CI;
+    # 2.12-3.21 s with a `make demo` running beside the suite as well)
+    assert min(listed) < 2.0
     # The other test process shares these two cores and grades notebooks of its own while this runs:
     # single opens measured 1.40-4.19 s here against 0.95-1.19 s with the machine idle, so a bound
     # in seconds measured the other process (CI failed one at 2.38 s). What the formgrader owes a

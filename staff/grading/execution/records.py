@@ -22,7 +22,18 @@ MAX_RECORDS, MAX_TOTAL_BYTES = 20_000, 512 * 2**20
 NUMERIC = {
     np.dtype(t) for t in ("bool", "int8", "int16", "int32", "int64", "uint8", "float16", "float32", "float64")
 }
-KINDS = {"close", "equal", "text", "rows", "shape", "perplexity", "accuracy", "best_accuracy", "parity", "progress"}
+KINDS = {
+    "close",
+    "equal",
+    "text",
+    "rows",
+    "shape",
+    "perplexity",
+    "accuracy",
+    "best_accuracy",
+    "parity",
+    "progress",
+}
 
 
 @dataclass
