@@ -18,7 +18,7 @@ PROXY := $(VENV)/node/node_modules/.bin/configurable-http-proxy
 TEST_WORKERS ?= auto
 
 .DEFAULT_GOAL := help
-.PHONY: help setup system-packages fixtures fixtures-check validate release publish figures collect samples students formgrader hub screenshots autograde feedback export report similarity solutions demo test lint format bench-autograde bench-scale bench-formgrader bench-similarity bench-distilbert bench-finetune compat clean distclean
+.PHONY: help setup system-packages new-assignment fixtures fixtures-check validate release publish figures collect samples students formgrader hub screenshots autograde feedback export report similarity solutions demo test lint format bench-autograde bench-scale bench-formgrader bench-similarity bench-distilbert bench-finetune compat clean distclean
 
 help: ## list the targets in workflow order
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  make %-16s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -51,8 +51,11 @@ system-packages: ## install what the tests need from outside PyPI when missing: 
 	  mkdir -p $(VENV)/node && npm install --silent --no-save --no-audit --no-fund --prefix $(VENV)/node configurable-http-proxy@$(PROXY_VERSION); \
 	fi
 
-fixtures: setup ## rebuild the saved tensors, their manifests and what each test cell checks (after changing a recipe, a solution or a test; commit the result)
-	$(STAFF) fixtures
+new-assignment: setup ## scaffold source/, recipe, samples and dates of a new assignment that grades end to end: make new-assignment NAME=07_layer_norm
+	$(STAFF) new-assignment $(NAME)
+
+fixtures: setup ## rebuild the saved tensors, their manifests and what each test cell checks (after changing a recipe, a solution or a test; commit the result); ASSIGNMENT=name: only that one
+	$(STAFF) fixtures $(ASSIGNMENT)
 
 fixtures-check: setup ## rebuild into a temporary folder; fail if any value moved by a tenth of its grading tolerance
 	$(STAFF) fixtures-check

@@ -1,6 +1,6 @@
 """``python -m staff <command>``: the instructor's one command line (the Makefile calls only this).
 
-Commands, in workflow order: ``fixtures``, ``fixtures-check``, ``fixtures-verify``, ``validate``,
+Commands, in workflow order: ``new-assignment``, ``fixtures``, ``fixtures-check``, ``fixtures-verify``, ``validate``,
 ``release``, ``publish``, ``figure``, ``collect``, ``samples``, ``students``, ``autograde``, ``formgrader``,
 ``hub``, ``feedback``, ``export``, ``report``, ``similarity``, ``solutions``. Heavy modules are imported
 inside each command, so ``--help`` is instant.
@@ -68,6 +68,20 @@ def _fixtures_verify(args) -> int:
         print(f"fixtures: {problem}", file=sys.stderr)
     print("fixtures: manifest OK" if not problems else "fixtures: run `make fixtures` to rebuild")
     return 1 if problems else 0
+
+
+def _new_assignment(args) -> int:
+    from staff.authoring import new_assignment
+
+    try:
+        written = new_assignment.scaffold(args.name)
+    except new_assignment.NameRefused as error:
+        print(f"new-assignment: {error}; nothing written", file=sys.stderr)
+        return 1
+    for path in written:
+        print(f"new-assignment: wrote {path.relative_to(paths.ROOT)}")
+    print(new_assignment.next_steps(args.name))
+    return 0
 
 
 def _validated(assignments: list[str], kinds: tuple[str, ...]) -> bool:
@@ -326,6 +340,13 @@ def parser() -> argparse.ArgumentParser:
         "check every fixture file against its SHA-256 manifest",
         assignments=False,
     ).add_argument("--root", type=Path)
+    command(
+        "new-assignment",
+        _new_assignment,
+        "scaffold a new assignment that already goes through fixtures, release and grading: its source "
+        "notebook, fixture recipe, samples (with their students) and dates, for its author to replace",
+        assignments=False,
+    ).add_argument("name", help="NN_lowercase_words, e.g. 07_layer_norm")
     command(
         "validate",
         _validate,

@@ -14,7 +14,6 @@ import nbformat
 from course import settings
 from staff import course_dir
 from staff.course_dir import CourseDir
-from staff.grading import canary
 from staff.grading.execution import sandbox, scratch, worker
 from staff.grading.integrity import static_scan
 from staff.grading.judging import cell_checks, judge
@@ -39,7 +38,6 @@ class Batch:
     def __init__(self, assignments: list[str], unsafe: bool = False):
         if not unsafe:
             sandbox.probe()  # SandboxUnavailable says why and how to enable it
-        canary.imports_this_checkout()  # CanaryFailed says which checkout the kernels would import
         self.unsafe = unsafe
         self._modules: dict[str, list[str]] = {}
         self._released: dict[str, nbformat.NotebookNode] = {}

@@ -1,9 +1,9 @@
 """The preflight canary: the instructor's solution is graded first, and must get full marks.
 
-Everything a grade depends on can break on a machine the course was not built on: the
-virtualenv's editable install pointing at another checkout (every test cell then fails with
-``No module named 'course'``), another CPU moving float32 results past a tolerance, a missing
-model package, a sandbox that mounts the wrong paths. Each of these grades *every* student wrong
+Everything a grade depends on can break on a machine the course was not built on: another CPU
+moving float32 results past a tolerance, a missing model package, a sandbox that mounts the wrong
+paths. (A virtualenv installed from another checkout no longer can: every process the grader starts
+imports this checkout's packages, see staff/__init__.py.) Each of these grades *every* student wrong
 in the same way, silently. So before any student is graded, the source notebook of every
 assignment in the batch (its solutions and hidden tests, as a perfect submission would look after
 nbgrader restores the test cells) goes through the same bundle, cluster, sandbox, runner and
@@ -20,14 +20,10 @@ canary's longest notebook, and their results wait in the writer, unwritten, for 
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 
 import nbformat
 
@@ -58,42 +54,6 @@ class Report:
             f"the instructor's solution got full marks in {self.runs} run(s) on {self.machines} machine(s) "
             f"before any grade was written ({self.seconds:.0f} s)"
         )
-
-
-def imports_this_checkout(python: str = sys.executable) -> None:
-    """Raise :class:`CanaryFailed` unless this virtualenv's Python, started outside the checkout as
-    a kernel is, imports ``course`` from this checkout: an editable install made from another
-    checkout (a shared or copied virtualenv) would otherwise fail every test cell of every student
-    with ``No module named 'course'`` inside the sandbox, where only this checkout is mounted."""
-    here = (settings.ROOT / "course").resolve()
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME")}
-    done = subprocess.run(
-        [python, "-c", "import course; print(course.__path__[0])"],
-        cwd="/",
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    found = done.stdout.strip().splitlines()[-1] if done.stdout.strip() else ""
-    if done.returncode == 0 and Path(found).resolve() == here:
-        return
-    what = (
-        (
-            f"imports the course package from {Path(found).parent}, not from this checkout ({settings.ROOT}): "
-            f"its editable install was made from another checkout"
-        )
-        if done.returncode == 0 and found
-        else (
-            f"cannot import the course package outside the checkout "
-            f"({(done.stderr.strip().splitlines() or ['no output'])[-1]}): it is not installed in this virtualenv"
-        )
-    )
-    raise CanaryFailed(
-        f"{python} {what}, so every kernel would fail to import `course` in the sandbox. Run "
-        f"`make setup` in {settings.ROOT} (or give this checkout a virtualenv of its own); "
-        f"nobody was graded"
-    )
 
 
 def notebook(assignment: str) -> str:

@@ -62,6 +62,7 @@ def main(config: dict) -> None:
             spec.env,
             **{
                 settings.FIXTURES_VARIABLE: str(Path(config["files"]) / "fixtures"),
+                "PYTHONPATH": config["files"],  # the course package the grader shipped
                 RECORDS_VARIABLE: str(sandbox.records_door(Path(spec.scratch))),
             },
         )

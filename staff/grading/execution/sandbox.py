@@ -165,8 +165,9 @@ def make_spec(scratch: Path, fixtures: Path, processes: int = 256, files: Path =
         python_mounts() + course_mounts(fixtures, files),
         uid,
         processes,
-        {settings.FIXTURES_VARIABLE: str(settings.current().fixtures)},
-    )  # where course_mounts put them
+        # where course_mounts put them: the kernel imports the course package the grader mounted
+        {settings.FIXTURES_VARIABLE: str(settings.current().fixtures), "PYTHONPATH": str(settings.ROOT)},
+    )
 
 
 def records_door(scratch: Path) -> Path:
