@@ -5,7 +5,7 @@ It writes the files of docs/ARCHITECTURE.md's checklist that can be written with
 (the source notebook, the fixture recipe, the samples with their students, the dates), each a
 working example of its kind: one exercise (layer normalisation, in NumPy) with its visible check
 and a hidden test the judge pays, one question graded by hand that needs the student's own
-printout, and samples that must score full marks, none and none. ``make fixtures NAME`` and
+printout (its cell declared skipped when grading), and samples that must score full marks, none and none. ``make fixtures NAME`` and
 ``make release`` then work at once, and the samples grade at their expected scores
 (tests/staff/authoring/test_new_assignment.py takes a scaffold through all of it).
 
@@ -26,6 +26,7 @@ from course.settings import ROOT
 from staff import course_dir
 from staff.authoring import recipes
 from staff.authoring.samples import ROSTER
+from staff.grading.execution import skipping
 from staff.grading.gradebook import late
 
 NAME = re.compile(r"^(\d\d)_([a-z][a-z0-9]*(?:_[a-z0-9]+)*)$")
@@ -126,6 +127,18 @@ centre each feature over the three tokens, and the rows would keep their very di
         points=2,
     )
     question.metadata["course"] = {"refers_to": ["look_at_rows"]}
+    look = _cell(
+        "code",
+        "look_at_rows",
+        """
+# Run me: three tokens far from 0, before and after your layer_norm (gamma = 1, beta = 0).
+x = np.array([[100.0, 102.0, 98.0, 104.0], [-3.0, 0.0, 3.0, 0.0], [0.5, 0.5, 0.5, 0.6]])
+y = layer_norm(x, np.ones(4), np.zeros(4))
+print("row means:", y.mean(axis=-1).round(4), " row std:", y.std(axis=-1).round(4))
+""",
+    )
+    # It only teaches (the TA reads the student's own printout): graded runs leave it out.
+    look.metadata["course"] = {skipping.KEY: True}
     cells = [
         _cell(
             "markdown",
@@ -190,16 +203,7 @@ for case in load_cases("{name}", "layer_norm", hidden=True):
             grade=True,
             points=3,
         ),
-        _cell(
-            "code",
-            "look_at_rows",
-            """
-# Run me: three tokens far from 0, before and after your layer_norm (gamma = 1, beta = 0).
-x = np.array([[100.0, 102.0, 98.0, 104.0], [-3.0, 0.0, 3.0, 0.0], [0.5, 0.5, 0.5, 0.6]])
-y = layer_norm(x, np.ones(4), np.zeros(4))
-print("row means:", y.mean(axis=-1).round(4), " row std:", y.std(axis=-1).round(4))
-""",
-        ),
+        look,
         question,
         _cell(
             "code",

@@ -41,6 +41,7 @@ def _first_line(cell_source: str) -> str:
 
 def grading_problems(notebook: Path) -> list[str]:
     """Points that would not be paid by the judge for a value the kernel never had."""
+    from staff.grading.execution import skipping
     from staff.grading.judging import cell_checks
 
     nb = nbformat.read(notebook, as_version=4)
@@ -59,6 +60,7 @@ def grading_problems(notebook: Path) -> list[str]:
                 f"test cell {meta['grade_id']} has points but is not a hidden test: visible checks are for "
                 f"learning, their points belong to the hidden tests of the same exercise"
             )
+    problems += skipping.problems(nb)
     try:
         cell_checks.load_checks(notebook.parent.name, settings.current().fixtures, nb)
     except cell_checks.ChecksUnavailable as error:

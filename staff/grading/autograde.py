@@ -172,6 +172,7 @@ def ready(
         threads,
         batch.unsafe,
         batch.modules(course, assignment),
+        batch.skips[assignment],
     )
     return Ready(
         student,

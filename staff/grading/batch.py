@@ -14,7 +14,7 @@ import nbformat
 from course import settings
 from staff import course_dir
 from staff.course_dir import CourseDir
-from staff.grading.execution import sandbox, scratch, worker
+from staff.grading.execution import sandbox, scratch, skipping, worker
 from staff.grading.integrity import static_scan
 from staff.grading.judging import cell_checks, judge
 
@@ -47,10 +47,12 @@ class Batch:
         fixtures = settings.current().fixtures
         self.checks: dict[str, dict] = {}
         self.hidden: dict[str, frozenset[str]] = {}  # what the hidden tests define: the scan's
+        self.skips: dict[str, list[str]] = {}  # given cells that only teach: not run (skipping.py)
         for assignment in assignments:  # no judge file, or an out-of-date one: nobody is graded
             source = nbformat.read(course_dir.source_notebook(assignment), as_version=4)
             self.checks[assignment] = cell_checks.load_checks(assignment, fixtures, source)
             self.hidden[assignment] = static_scan.hidden_names(source)
+            self.skips[assignment] = skipping.declared(source)
         self.fixtures = judge.Fixtures(fixtures)  # the trusted ones, expected outputs included: the judge's
         self.bundle = worker.Bundle.pack(sandbox.fixtures_view(self.folder / "fixtures", fixtures))
         shutil.rmtree(self.folder / "fixtures")  # it lives on in the bundle
@@ -61,6 +63,7 @@ class Batch:
             notebook,
             self.bundle.digest,
             json.dumps(self.checks.get(assignment), sort_keys=True),
+            json.dumps(self.skips.get(assignment, [])),
             f"{limits.cell}/{limits.wall}/{limits.memory}/{self.unsafe}",
         ]
         return hashlib.sha256("\0".join(parts).encode()).hexdigest()

@@ -65,7 +65,7 @@ def notebook(assignment: str) -> str:
     return nbformat.writes(nb)
 
 
-def job(assignment: str, limits, unsafe: bool, modules: list[str]) -> worker.Job:
+def job(assignment: str, limits, unsafe: bool, modules: list[str], skip: list[str]) -> worker.Job:
     return worker.Job(
         STUDENT,
         assignment,
@@ -75,6 +75,7 @@ def job(assignment: str, limits, unsafe: bool, modules: list[str]) -> worker.Job
         limits.memory,
         unsafe=unsafe,
         modules=modules,
+        skip=skip,  # as every student's run: the solution must get full marks without them
     )
 
 
@@ -156,7 +157,9 @@ def on_cluster(client, bundle, batch, course, limits, threads) -> Pending:
     futures = []
 
     def submit(assignment: str, machine: str):
-        task = job(assignment, limits, batch.unsafe, batch.modules(course, assignment))
+        task = job(
+            assignment, limits, batch.unsafe, batch.modules(course, assignment), batch.skips[assignment]
+        )
         where = {"workers": [machine]} if len(machines) > 1 else {}
         futures.append(
             client.submit(
@@ -196,7 +199,9 @@ def here(batch, course, limits) -> Report:
         (
             a,
             "this machine",
-            lambda a=a: worker.execute(batch.bundle, job(a, limits, batch.unsafe, batch.modules(course, a))),
+            lambda a=a: worker.execute(
+                batch.bundle, job(a, limits, batch.unsafe, batch.modules(course, a), batch.skips[a])
+            ),
         )
         for a in sorted(batch.checks)
     ]

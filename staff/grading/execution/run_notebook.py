@@ -50,7 +50,7 @@ def main(config: dict) -> None:
     from jupyter_core.utils import run_sync
     from nbgrader.preprocessors import Execute
 
-    from staff.grading.execution import sandbox
+    from staff.grading.execution import sandbox, skipping
     from staff.grading.execution.cells import GUARD_INSTALL, CellRecords
 
     scratch = Path.cwd()
@@ -102,9 +102,11 @@ def main(config: dict) -> None:
     log = io.StringIO()
     handler = logging.StreamHandler(log)
     nb = nbformat.read(scratch / "in.ipynb", as_version=4)
+    request = json.loads(request)
     executor = Execute(
-        timeout=json.loads(request)["timeout"], interrupt_on_timeout=True, extra_arguments=KERNEL_ARGUMENTS
+        timeout=request["timeout"], interrupt_on_timeout=True, extra_arguments=KERNEL_ARGUMENTS
     )
+    skipping.install(executor, request.get("skip", []))
     executor.log.addHandler(handler)
     records = CellRecords(Path(spec.scratch) / "records", scratch / "taken", spec.uid)
     records.attach(executor)

@@ -102,6 +102,7 @@ class Job:
     threads: int | None = None  # BLAS/OpenMP threads per kernel (None: as the batch or the worker says)
     unsafe: bool = False
     modules: list[str] = field(default_factory=list)  # what the released notebook imports (imported ahead)
+    skip: list[str] = field(default_factory=list)  # given cells that only teach, left out (skipping.py)
 
 
 def imports(nb) -> list[str]:
@@ -206,7 +207,7 @@ class Runner:
             if ready != "ready":
                 log = ready + self.process.stdout.read()
                 raise RuntimeError(f"the grading kernel did not start: {log.strip()[-500:]}")
-            self.process.stdin.write(json.dumps({"timeout": job.cell_timeout}) + "\n")
+            self.process.stdin.write(json.dumps({"timeout": job.cell_timeout, "skip": job.skip}) + "\n")
             self.process.stdin.flush()
             log = self.process.stdout.read()
             self.process.wait()

@@ -117,3 +117,4 @@ def test_a_scaffolded_assignment_goes_through_the_workflow_at_its_expected_score
     _staff(copy, "feedback", NAME)
     page = (copy / "feedback" / "correct" / NAME / f"{NAME}.html").read_text()
     assert "layer_norm" in page and "BEGIN HIDDEN TESTS" not in page and "BEGIN SOLUTION" not in page
+    assert "Not run by the grader" in page  # look_at_rows only teaches: left out of the graded run

@@ -14,6 +14,7 @@ import pytest
 from staff import course_dir
 from staff.authoring import release, samples
 from staff.course_dir import nbgrader
+from staff.grading.execution import skipping
 from staff.grading.results import feedback, report
 from staff.grading.review import formgrader, model_answers
 
@@ -67,6 +68,9 @@ def test_feedback_shows_hidden_tests_as_the_judges_points_and_reasons_and_pendin
         judged = re.findall(r"Hidden tests: ([0-9.]+) / ([0-9.]+) points\.", text)
         assert judged and abs(sum(float(s) for s, _ in judged) - row.auto_score) < 1e-6, path
         assert re.search(r"^\s*[✓✗] ", text, re.M), f"no per-check line in {path}"
+        # the given cells that only teach were left out of the graded run, and say so
+        source = nbformat.read(course_dir.source_notebook(path.parent.name), as_version=4)
+        assert text.count(skipping.NOTE.strip()) == len(skipping.declared(source)) > 0, path
         # a written answer no TA has graded: pending, its points out of the total, never "0.0 / 2.0"
         assert ("points are still pending" in text) == bool(row.manual_pending), path
         if row.manual_pending:
