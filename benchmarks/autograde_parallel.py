@@ -31,12 +31,14 @@ import tempfile
 import time
 from pathlib import Path
 
+import nbformat
 from nbgrader.api import Gradebook
 
 from staff import course_dir, nbgrader_cli
 from staff.authoring import release, samples
 from staff.course_dir import CourseDir
 from staff.grading import autograde
+from staff.grading.execution import skipping
 from staff.grading.gradebook import admin, postgres
 
 PHASES = ("queue", "kernel start", "execution", "judge", "gradebook")
@@ -166,8 +168,13 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  {label:<42} " + "  ".join(f"{p} {_mean(found, p):.2f}" for p in PHASES))
     print(
         "\nper notebook (mean s): on a worker (kernel start + execution) | here, in series (prepare + "
-        "gradebook write + judge)"
+        "gradebook write + judge); given cells left out of every graded run (skip_when_grading; "
+        "nbgrader alone runs them)"
     )
+    left_out = {
+        a: skipping.declared(nbformat.read(course_dir.source_notebook(a), as_version=4))
+        for a in course_dir.assignments()
+    }
     for label, found in runs.items():
         print(f"  {label}")
         for assignment in course_dir.assignments():
@@ -175,7 +182,7 @@ def main(argv: list[str] | None = None) -> int:
             if mine:
                 print(
                     f"    {assignment:<26} {_mean(mine, 'worker'):6.2f} | {sum(_mean(mine, p) for p in WRITER):5.2f}"
-                    f"   ({len(mine)} submissions)"
+                    f"   ({len(mine)} submissions; {len(left_out[assignment])} cells left out)"
                 )
     ceiling = _ceiling(runs[rows[1][0]], runs[rows[2][0]], args.workers)
     print(
