@@ -36,8 +36,10 @@ def _copy_course(to: Path) -> Path:
 
 
 def _staff(copy: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess:
-    """``python -m staff <args>`` as `make` runs it, from the copy, with no PYTHONPATH of ours."""
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    """``python -m staff <args>`` as `make` runs it, from the copy, with none of this process's
+    course settings: loading nbgrader_config.py here sets COURSE_FIXTURES to this checkout's
+    fixtures, and the copy's commands would then write there."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH" and not k.startswith("COURSE_")}
     done = subprocess.run(
         [sys.executable, "-m", "staff", *args], cwd=copy, env=env, capture_output=True, text=True, timeout=900
     )
@@ -64,6 +66,7 @@ def test_a_taken_or_malformed_name_is_refused_and_nothing_is_written(copy):
 
 
 def test_a_scaffolded_assignment_goes_through_the_workflow_at_its_expected_scores(copy, tmp_path):
+    ours = {name: _tree(ROOT / name) for name in ("fixtures", "source", "samples", "release")}
     fixtures_before = _tree(copy / "fixtures")
     release_before = _tree(copy / "release")
     made = _staff(copy, "new-assignment", NAME).stdout
@@ -118,3 +121,5 @@ def test_a_scaffolded_assignment_goes_through_the_workflow_at_its_expected_score
     page = (copy / "feedback" / "correct" / NAME / f"{NAME}.html").read_text()
     assert "layer_norm" in page and "BEGIN HIDDEN TESTS" not in page and "BEGIN SOLUTION" not in page
     assert "Not run by the grader" in page  # look_at_rows only teaches: left out of the graded run
+    # and nothing of it reached this checkout
+    assert {name: _tree(ROOT / name) for name in ours} == ours
