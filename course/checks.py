@@ -194,14 +194,17 @@ def compare_equal(name: str, value: Any, expected: Any, reveal: bool = True) -> 
     want = to_numpy(expected)
     got = _shape(name, value, want.shape)
     wrong = got != want
-    if wrong.any() and not reveal:
-        raise AssertionError(f"{name}: {int(wrong.sum())} of {got.size} entries differ")
-    if wrong.any():
-        at = tuple(int(i) for i in np.argwhere(wrong)[0])
+    if not wrong.any():
+        return
+    at = tuple(int(i) for i in np.argwhere(wrong)[0])
+    if not reveal:  # where, never what: the student finds the row (a query, a token) to look at
         raise AssertionError(
-            f"{name}: {int(wrong.sum())} of {got.size} entries differ; first at index {at}: "
-            f"got {got[at]!r}, expected {want[at]!r}"
+            f"{name}: {int(wrong.sum())} of {got.size} entries differ; the first at index {at}"
         )
+    raise AssertionError(
+        f"{name}: {int(wrong.sum())} of {got.size} entries differ; first at index {at}: "
+        f"got {got[at]!r}, expected {want[at]!r}"
+    )
 
 
 def _where(index: tuple[int, ...], axes: tuple[str, ...] | None) -> str:

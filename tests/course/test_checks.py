@@ -98,7 +98,7 @@ def test_the_judges_messages_quote_no_expected_value():
     )
     with pytest.raises(AssertionError) as equal:
         checks.compare_equal("ids", np.array([1, 2, 7]), np.array([1, 2, 3]), reveal=False)
-    assert str(equal.value) == "ids: 1 of 3 entries differ"
+    assert str(equal.value) == "ids: 1 of 3 entries differ; the first at index (2,)"  # where, not what
 
 
 def _text_reason(got: str, want: str, reveal: bool = False) -> str:
