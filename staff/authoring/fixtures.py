@@ -32,7 +32,7 @@ import numpy as np
 from safetensors.numpy import load_file, save_file
 
 from course.fixtures import Arrays
-from staff.authoring import recipes
+from staff.authoring import contracts, recipes
 from staff.fixture_format import OUTPUTS_FILE, write_manifest
 
 #: Share of the grading tolerance a regenerated value may move by (see the module docstring); a
@@ -81,7 +81,9 @@ def build(out: Path, assignments: Iterable[str] | None = None, trained_from: Pat
         trained = trained_fixtures(assignment, trained_from) if trained_from else None
         with tempfile.TemporaryDirectory(dir=out.parent) as tmp:
             staged = Path(tmp)
-            write_fixtures(assignment, recipe.build(trained) if trained else recipe.build(), staged)
+            built = recipe.build(trained) if trained else recipe.build()
+            checked = contracts.refuse(assignment, built)  # before anything is written
+            write_fixtures(assignment, built, staged)
             for visibility in VISIBILITIES:
                 target = out / visibility / assignment
                 if target.exists():
@@ -89,7 +91,7 @@ def build(out: Path, assignments: Iterable[str] | None = None, trained_from: Pat
                 if (staged / visibility / assignment).exists():
                     target.parent.mkdir(parents=True, exist_ok=True)
                     shutil.move(str(staged / visibility / assignment), target)
-        print(f"fixtures: built {assignment}")
+        print(f"fixtures: built {assignment} ({checked} hidden case(s) within what its release promises)")
     for visibility in VISIBILITIES:
         (out / visibility).mkdir(parents=True, exist_ok=True)
         write_manifest(out / visibility)

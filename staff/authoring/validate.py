@@ -118,7 +118,21 @@ def validate_release(notebook: Path) -> list[str]:
                 )
         if meta.get("grade") and _has_code(cell.source) and not errors:
             problems.append(f"graded test {meta['grade_id']} passes with the stub (it must fail)")
-    return problems
+    return problems + contract_problems(notebook)
+
+
+def contract_problems(notebook: Path) -> list[str]:
+    """The saved cases outside what the released text promises, and promises it does not make."""
+    from staff.authoring import contracts, recipes
+
+    assignment = notebook.parent.name
+    contract = getattr(recipes.load(assignment), "CONTRACT", {})
+    problems, _ = contracts.check_saved(settings.current().fixtures, assignment)
+    said = "\n".join(cell.source for cell in nbformat.read(notebook, as_version=4).cells)
+    return problems + [
+        f"the recipe's CONTRACT quotes {promise!r}, which the released notebook does not say"
+        for promise in contracts.unpromised(contract, said)
+    ]
 
 
 def validate(
