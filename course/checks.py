@@ -119,9 +119,13 @@ def compare_close(
             ratio = float((error / allowed).max()) if allowed.min() > 0 else float("inf")
         rounded = float(f"{ratio:.2g}")  # two significant figures: how far, not where the value is
         times = f"{rounded:,.0f}" if 10 <= rounded < float("inf") else f"{rounded:g}"
+        # where, never what: the index of the first value out of tolerance (a row, a token, a head
+        # the student can look at), as compare_equal gives for entries
+        first = tuple(int(i) for i in np.argwhere(excess > 0)[0])
+        at = f"; the first at index {first}" if first else ""
         raise AssertionError(
-            f"{name}: {int((excess > 0).sum())} of {got.size} values out of tolerance; the largest error "
-            f"is {times} times the tolerance (atol={atol:g}, rtol={rtol:g})"
+            f"{name}: {int((excess > 0).sum())} of {got.size} values out of tolerance{at}; the largest "
+            f"error is {times} times the tolerance (atol={atol:g}, rtol={rtol:g})"
         )
     if got.size and excess.max() > 0:
         worst = _unravel(int(_argmax(excess)), got.shape)

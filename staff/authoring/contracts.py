@@ -66,7 +66,9 @@ def shapes(promise: str, **axes: str) -> Term:
         for key, names in wanted.items():
             shape = np.shape(case[key])
             if len(shape) != len(names):
-                return f"{key} has {len(shape)} axes {shape}, the text gives {len(names)} ({', '.join(names)})"
+                return (
+                    f"{key} has {len(shape)} axes {shape}, the text gives {len(names)} ({', '.join(names)})"
+                )
             for name, size in zip(names, shape):
                 if name.isdigit() and size != int(name):
                     return f"{key}'s axis {name!r} is {size}"
@@ -97,7 +99,10 @@ def floats(promise: str, keys: str | Iterable[str]) -> Term:
 
 
 def integers(
-    promise: str, keys: str | Iterable[str], low: int | None = None, high: int | Callable[[Case], int] | None = None
+    promise: str,
+    keys: str | Iterable[str],
+    low: int | None = None,
+    high: int | Callable[[Case], int] | None = None,
 ) -> Term:
     """Integer arrays (or scalars) within ``[low, high]``; ``high`` may depend on the case (a vocabulary)."""
     patterns = _keys(keys)
@@ -270,7 +275,9 @@ def check_saved(root: Path, assignment: str) -> tuple[list[str], int]:
     from staff.authoring import recipes
 
     outputs = json.loads((root / OUTPUTS_FILE).read_text()).get(assignment, {})
-    return violations(assignment, saved(root, assignment), getattr(recipes.load(assignment), "CONTRACT", {}), outputs)
+    return violations(
+        assignment, saved(root, assignment), getattr(recipes.load(assignment), "CONTRACT", {}), outputs
+    )
 
 
 def _words(text_: str) -> str:

@@ -11,6 +11,7 @@ import re
 import nbformat
 import pytest
 
+from course import paths
 from staff import course_dir
 from staff.authoring import release, samples
 from staff.course_dir import nbgrader
@@ -37,6 +38,59 @@ def _model_answer_sentences(assignment: str) -> list[str]:
     return sentences
 
 
+#: What a failed check's reason may say, by kind of check: where and how much, in the exercise's terms
+#: (values and tolerances, entries and their index, characters), never a withheld value.
+REASON_FORMS = {
+    "close": r"\d+ of \d+ values out of tolerance(; the first at index \([\d, ]+\))?; the largest error is "
+    r"([\d,.e+]+|inf) times the tolerance \(atol=\S+, rtol=\S+\)",
+    "equal": r"\d+ of \d+ entries differ; the first at index \([\d, ]*\)",
+    # a whole test cell: it recorded nothing, or records its tests do not make (a flagged submission)
+    "cell": r"(nothing was recorded while this test cell ran \(it makes \d+ checks\).*|the cell recorded \d+ "
+    r"checks, its tests make \d+|its records are not the checks its tests make .*)",
+    "text": r"(got an empty text, expected \d+ character\(s\)|\d+ character\(s\) (short at the end|too many at the "
+    r"(end|start)|missing at the start) \(got \d+, expected \d+\)|differs from character \d+ on \(got \d+ "
+    r"characters, expected \d+\))",
+}
+REASON_FORMS["parity"] = REASON_FORMS["close"]
+REASON_FORMS |= {
+    "perplexity": r"perplexity [\d.]+ on \d+ tokens; it must be at most \S+|expected log-probabilities of shape .*"
+    r"|not log-probabilities: .*|a target id is outside the vocabulary of \d+",
+    "accuracy": r"accuracy [\d.]+% \(\d+ of \d+\); it must be at least \d+%|predictions must be class ids .*",
+    "best_accuracy": r"the best of \d+ \(\d+\) gets [\d.]+% \(\d+ of \d+\); it must be at least \d+%"
+    r"|expected predictions of shape \(alternatives, .*|predictions must be class ids .*",
+    "progress": r"the parameters moved \d+% of the way from where training started to where it should end; .*"
+    r"|the parameters contain NaN or inf",
+}
+#: Reasons any kind may give: the cell stopped before the check, or the answer has the wrong shape
+#: (then the label names the sizes the exercise's text gives, as "q (3, 4, 6, 8)" does).
+ANY_KIND = r"not recorded.*|contains NaN or inf.*|expected shape \([\d, ]*\), got \([\d, ]*\)"
+
+
+def failed_checks(text: str, assignment: str) -> list[tuple[str, str, str]]:
+    """(kind, label, reason) of every failed check a feedback page lists, its kind from the judge's file."""
+    specs = [
+        s
+        for cell in json.loads((paths.fixtures_dir() / "judge" / f"{assignment}.json").read_text())[
+            "cells"
+        ].values()
+        for s in cell
+    ]
+    found = []
+    for line in re.findall(r"^\s*✗ (.+)$", text, re.M):
+        if re.fullmatch(REASON_FORMS["cell"], line):
+            found.append(("cell", "", line))
+            continue
+        spec = max(
+            (s for s in specs if line.startswith(s["label"] + ": ")),
+            key=lambda s: len(s["label"]),
+            default=None,
+        )
+        assert spec, f"a failed check no test cell makes: {line[:120]}"
+        reason = line[len(spec["label"]) + 2 :].split(" (required: ")[0]
+        found.append((spec["kind"], spec["label"], reason))
+    return found
+
+
 def test_feedback_says_which_answers_wait_for_a_ta_and_can_refuse_until_graded(graded_course, tmp_path):
     """No TA has graded the graded course's free-text answers: feedback with ``complete`` writes
     nothing and names them; the points it names are the report's pending points."""
@@ -61,6 +115,7 @@ def test_feedback_shows_hidden_tests_as_the_judges_points_and_reasons_and_pendin
     assert feedback.feedback(course=graded_course)  # answers still wait for a TA: written, with a warning
     assert "feedback: warning:" in capsys.readouterr().out
     html = sorted(graded_course.feedback.rglob("*.html"))
+    reasons = set()
     rows = {(r.student, r.assignment): r for r in report.rows(course=graded_course)}
     for path in html:
         text = htmllib.unescape(re.sub(r"<[^>]+>", "", path.read_text()))
@@ -87,7 +142,21 @@ def test_feedback_shows_hidden_tests_as_the_judges_points_and_reasons_and_pendin
             if c.cell_type == "markdown" and nbgrader(c).get("grade") and nbgrader(c).get("solution")
         ]
         assert len(re.findall(r"Written response \(Score: ", text)) + len(notes) == len(written), path
+        # every failed check's reason in its exercise's terms: a text in characters, never in bytes'
+        # shapes; a shape only where the label gives the sizes the text states
+        for kind, label, reason in failed_checks(text, path.parent.name):
+            form = REASON_FORMS.get(kind)
+            assert re.fullmatch(ANY_KIND, reason) or (form and re.fullmatch(form, reason)), (
+                path,
+                label,
+                reason,
+            )
+            assert kind != "text" or "shape" not in reason, (path, label, reason)
+            if reason.startswith("expected shape"):
+                assert re.search(r"\(\d+(, \d+)*\)|\(\w+(, \w+)+\)", label), (path, label, reason)
+            reasons.add(kind)
     assert len(html) == sum(len(samples.load(a)) for a in ASSIGNMENTS)
+    assert reasons >= {"close", "equal", "text"}, reasons  # the failing samples exercise every kind's reason
     for path in html:
         assignment = path.parent.name
         visible = course_dir.release_notebook(assignment).read_text()
