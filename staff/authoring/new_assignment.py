@@ -234,6 +234,7 @@ from __future__ import annotations
 import numpy as np
 
 from course.fixtures import pack_cases
+from staff.authoring.contracts import floats, term
 from staff.authoring.reference import solution_namespace
 
 ASSIGNMENT = "{name}"
@@ -241,6 +242,26 @@ ASSIGNMENT = "{name}"
 TOLERANCES = {{"*": (1e-6, 1e-5)}}
 #: The expected outputs in each fixture: a grading kernel never sees them, the judge compares with them.
 OUTPUTS = {{"layer_norm": ("expected",)}}
+
+
+def _features(case) -> str | None:
+    """x has one axis or more; gamma and beta one number per feature (x's last axis)."""
+    if case["x"].ndim < 1 or case["x"].shape[-1] < 2:
+        return f"x of shape {{case['x'].shape}} has no row of features to normalise"
+    for key in ("gamma", "beta"):
+        if case[key].shape != case["x"].shape[-1:]:
+            return f"{{key}} has shape {{case[key].shape}}, x has {{case['x'].shape[-1]}} features"
+    return None
+
+
+#: What the release promises of each exercise's inputs, in its own words: `make fixtures` refuses a
+#: hidden case outside it (staff/authoring/contracts.py).
+CONTRACT = {{
+    "layer_norm": (
+        term("the hidden test uses other shapes, with any number of leading axes", ("x", "gamma", "beta"), _features),
+        floats("then scale by `gamma` and shift by `beta` (both of shape (d_model,))", ("x", "gamma", "beta")),
+    )
+}}
 
 
 def _case(layer_norm, rng: np.random.Generator, *shape: int) -> dict:

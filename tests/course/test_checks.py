@@ -93,7 +93,8 @@ def test_the_judges_messages_quote_no_expected_value():
     with pytest.raises(AssertionError) as close:
         checks.compare_close("y", want + [[0.0, 0.5]], want, atol=1e-3, rtol=0, reveal=False)
     assert (
-        str(close.value) == "y: 1 of 2 values out of tolerance; the first at index (0, 1); the largest error is 500 "
+        str(close.value)
+        == "y: 1 of 2 values out of tolerance; the first at index (0, 1); the largest error is 500 "
         "times the tolerance "
         "(atol=0.001, rtol=0)"
     )

@@ -54,14 +54,23 @@ def test_a_left_padded_row_under_a_right_padding_promise_is_named():
         "05_decoder/causal (hidden case 0): attention_mask row 1 is not padded on the right "
         f"([0, 0, 1, 1, 1, 1]), outside the promise {RIGHT!r}"
     ]
-    either = {"causal": (contracts.padding("either side", "attention_mask", "either"),) + contract["causal"][1:]}
-    assert contracts.violations("05_decoder", {("hidden", "causal"): _left_padded_case()}, either, {"causal": ("out",)})[0] == []
+    either = {
+        "causal": (contracts.padding("either side", "attention_mask", "either"),) + contract["causal"][1:]
+    }
+    assert (
+        contracts.violations(
+            "05_decoder", {("hidden", "causal"): _left_padded_case()}, either, {"causal": ("out",)}
+        )[0]
+        == []
+    )
 
 
 def test_an_input_no_promise_bounds_and_a_fixture_without_contract_are_findings():
     case = _left_padded_case()
     bounded = {"causal": (contracts.padding("either side", "attention_mask", "either"),)}
-    problems, _ = contracts.violations("05_decoder", {("hidden", "causal"): case}, bounded, {"causal": ("out",)})
+    problems, _ = contracts.violations(
+        "05_decoder", {("hidden", "causal"): case}, bounded, {"causal": ("out",)}
+    )
     assert problems == ["05_decoder/causal (hidden case 0): no promise bounds q"]
     problems, _ = contracts.violations("05_decoder", {("hidden", "causal"): case}, {}, {})
     assert problems == ["05_decoder/causal: hidden cases and no contract (the recipe's CONTRACT)"]
@@ -70,7 +79,9 @@ def test_an_input_no_promise_bounds_and_a_fixture_without_contract_are_findings(
 
 
 def test_shapes_name_the_axis_that_disagrees():
-    term = contracts.shapes("(batch, heads, query, d_head)", q="batch heads query d_head", k="batch heads key d_head")
+    term = contracts.shapes(
+        "(batch, heads, query, d_head)", q="batch heads query d_head", k="batch heads key d_head"
+    )
     assert term.holds({"q": np.zeros((2, 3, 4, 8)), "k": np.zeros((2, 3, 5, 8))}) is None
     assert term.holds({"q": np.zeros((2, 3, 4, 8)), "k": np.zeros((2, 3, 5, 6))}) == "d_head: 6 in k, 8 in q"
     assert term.holds({"q": np.zeros((2, 4, 8)), "k": np.zeros((2, 3, 5, 8))}).startswith("q has 3 axes")
@@ -89,7 +100,9 @@ def test_make_fixtures_refuses_a_case_outside_the_contract_and_writes_nothing(tm
     )
     real = recipes.load
     monkeypatch.setattr(recipes, "load", lambda a: recipe if a == "99_scratch" else real(a))
-    with pytest.raises(ValueError, match=r"1 case\(s\) of 99_scratch outside what its release promises") as raised:
+    with pytest.raises(
+        ValueError, match=r"1 case\(s\) of 99_scratch outside what its release promises"
+    ) as raised:
         fixtures.build(tmp_path / "fixtures", ["99_scratch"])
     assert "attention_mask row 1 is not padded on the right" in str(raised.value)
     assert not any((tmp_path / "fixtures").rglob("*.safetensors"))

@@ -46,7 +46,9 @@ def test_a_correct_record_passes_and_a_wrong_one_fails_with_the_checks_message(r
     reason = judge.verdict([SPEC], read_records(records), fixtures).reason
     size = expected().size
     assert (
-        reason.startswith(f"softmax(x): {size} of {size} values out of tolerance; the first at index (0, 0); ")
+        reason.startswith(
+            f"softmax(x): {size} of {size} values out of tolerance; the first at index (0, 0); "
+        )
         and "times the tolerance (atol=1e-08, rtol=1e-05)" in reason
     )
 
