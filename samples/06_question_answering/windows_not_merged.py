@@ -1,4 +1,4 @@
-# expected_score: 19.14
+# expected_score: 17.14
 # based_on: correct
 # Decodes only the first window: an answer in a later window is never found, and the null score
 # is the first window's, not the smallest. Exercise 4 keeps 11 of its 21 checks (3.14 of 6

@@ -157,10 +157,13 @@ def test_no_answer_uses_the_smallest_null_score(sol):
     assert sol["best_answer"](logits[:1], logits[:1], mask[:1], offsets[:1], context, 5, True)["answer"] == ""
 
 
-def test_offline_model_has_the_trained_head():
+def test_offline_model_has_the_trained_head_and_top_layers_and_only_those():
     model = qa.load_question_answering(fixture_file(question_answering.ASSIGNMENT, "qa_head"))
     fresh = qa.load_question_answering()
     assert model.qa_outputs.weight.shape == (2, model.config.dim)
-    assert not torch.equal(model.qa_outputs.weight, fresh.qa_outputs.weight)
+    tuned, pretrained = model.state_dict(), fresh.state_dict()
+    changed = {k for k in tuned if not torch.equal(tuned[k], pretrained[k])}
+    assert changed == set(qa.QA_HEAD_KEYS)
+    assert {k.split(".")[3] for k in changed if k.startswith("distilbert.")} == {"4", "5"}
     assert model.config.output_attentions is False and model.training is False
     assert qa.load_qa_tokenizer().model_input_names == models.MODEL_INPUTS

@@ -1,13 +1,15 @@
-"""Fixtures for 06_question_answering: the offline QA head, and logits, contexts, windows and attention
-to decode.
+"""Fixtures for 06_question_answering: the offline QA model's trained part, and logits, contexts,
+windows and attention to decode.
 
-Trained (:data:`TRAINED`, public): ``qa_head``, the ``qa_outputs`` layer (770 numbers) of a
-``DistilBertForQuestionAnswering`` on the course's frozen pretrained encoder, fitted on questions
-built from *The Devil's Dictionary* (:func:`course.qa.make_question`: "What is <word>?" about a
-context of one to three entries, a fifth of them about a word the context does not define, whose
-answer is ``[CLS]``). The encoder stays frozen, so its token vectors are computed once and the head
-is fitted on them in seconds; ``make fixtures`` keeps the committed head, ``--retrain`` fits it
-again and checks it reaches what the notebook states (:data:`MIN_VALIDATION`).
+Trained (:data:`TRAINED`, public): ``qa_head``, the trained part of a ``DistilBertForQuestionAnswering``
+on the course's pretrained encoder: its ``qa_outputs`` head and the encoder's top two layers
+(:data:`course.qa.QA_HEAD_KEYS`), tuned on questions built from *The Devil's Dictionary*
+(:func:`course.qa.make_question`: "What is <word>?" about a context of one to three entries, a fifth
+of them about a word the context does not define, whose answer is ``[CLS]``) by
+:mod:`staff.authoring.qa_head`. ``make fixtures`` keeps the committed model; ``--retrain`` trains it
+again (about 6 minutes on 2 cores) and checks it reaches what the notebook states
+(:data:`MIN_VALIDATION`); ``make fixtures-check`` checks the committed model reaches it on this CPU
+(:func:`verify_trained`) instead of training it three times per test run.
 
 Public (visible checks): small cases of each exercise. Hidden (autograder only), other sizes:
 
@@ -89,7 +91,7 @@ COVERS = "token $i$ covers `context[offsets[i][0]:offsets[i][1]]` (for context t
 OVERLAP = "consecutive pieces **overlap** by `stride` tokens"
 ANSWER_SHAPES = "the logits and `context_mask` are `(n_windows, seq)`, `offsets` is `(n_windows, seq, 2)`"
 ATTENTION_SHAPES = "one tensor `(1, n_heads, seq, seq)` per layer (one window)"
-HEAD = "Only the head (a start and an end weight per feature, 770 numbers) was trained"
+HEAD = "Only the question-answering head and the encoder's top two layers were trained"
 
 
 def _run(row: np.ndarray) -> tuple[int, int] | None:
@@ -215,17 +217,21 @@ def _softmax_rows(case: Case) -> str | None:
     return None if worst <= 1e-4 else f"an attention row is {worst:.1e} away from summing to 1"
 
 
-def _head_size(case: Case) -> str | None:
-    total = sum(int(np.asarray(v).size) for v in case.values())
-    return None if total == 770 else f"the head holds {total} numbers"
+def _trained_part(case: Case) -> str | None:
+    keys = sorted(case)
+    return (
+        None
+        if keys == sorted(qa.QA_HEAD_KEYS)
+        else f"it holds {len(keys)} arrays, not the head and the top layers"
+    )
 
 
 #: What each exercise's text promises about the inputs its hidden tests feed it.
 CONTRACT = {
     "qa_head": (
         shapes(HEAD, **{"qa_outputs.weight": "2 dim", "qa_outputs.bias": "2"}),
-        floats(HEAD, "qa_outputs.*"),
-        term(HEAD, "qa_outputs.*", _head_size),
+        floats(HEAD, "*"),
+        term(HEAD, "*", _trained_part),
     ),
     "spans": (
         shapes(SPAN_SHAPES, start_logits="seq", end_logits="seq", context_mask="seq"),
@@ -296,9 +302,10 @@ CONTRACT = {
     ),
 }
 
-#: The fitted head must reach these on the validation questions (words the head never saw), as the
-#: notebook states: exact answers among answerable questions, "no answer" among the others.
-MIN_VALIDATION = {"answerable": 0.15, "unanswerable": 0.45}
+#: On the held-out questions (words and definitions the model never saw), as the notebook states: the
+#: model's F1 ahead of the first-definition rule's by this many points (SQuAD's F1, answerable
+#: questions), and the share (%) of the questions without an answer it answers with "no answer".
+MIN_VALIDATION = {"F1 over the rule": 15.0, "no answer found": 70.0}
 MAX_ANSWER_LEN = 20
 #: How far apart the best and the second-best candidate must be in a case that is not a designed tie,
 #: so that float32 against float64 arithmetic (or another CPU) cannot swap them.
@@ -312,6 +319,17 @@ def train() -> dict:
     """The trained fixtures alone (:data:`TRAINED`): the head, fitted and checked against
     :data:`MIN_VALIDATION` (:func:`staff.authoring.qa_head.build_head`)."""
     return {("public", "qa_head"): qa_head.build_head(solution_namespace(ASSIGNMENT), MIN_VALIDATION)}
+
+
+def verify_trained(committed: dict[tuple[str, str], dict[str, np.ndarray]]) -> list[str]:
+    """What the committed model falls short of on this CPU (``make fixtures-check``): retraining it
+    takes minutes, and the check runs three times per test run; ``--retrain`` trains and checks it."""
+    tokenizer, model = load_model(committed[("public", "qa_head")])
+    scores = qa_head.validation_scores(solution_namespace(ASSIGNMENT), model, tokenizer)
+    return [
+        f"{ASSIGNMENT}/qa_head (trained): the committed model {p}"
+        for p in qa_head.check_scores(scores, MIN_VALIDATION)
+    ]
 
 
 def load_model(head: dict[str, np.ndarray]):
