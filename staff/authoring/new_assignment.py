@@ -2,7 +2,8 @@
 workflow, for its author to replace exercise by exercise.
 
 It writes the files of docs/ARCHITECTURE.md's checklist that can be written without the author
-(the source notebook, the fixture recipe, the samples with their students, the dates), each a
+(the source notebook, the fixture recipe and its inputs' contract, the samples with their students,
+the dates), each a
 working example of its kind: one exercise (layer normalisation, in NumPy) with its visible check
 and a hidden test the judge pays, one question graded by hand that needs the student's own
 printout (its cell declared skipped when grading), and samples that must score full marks, none and none. ``make fixtures NAME`` and
@@ -24,7 +25,7 @@ from nbformat import NotebookNode
 
 from course.settings import ROOT
 from staff import course_dir
-from staff.authoring import recipes
+from staff.authoring import contracts, recipes
 from staff.authoring.samples import ROSTER
 from staff.grading.execution import skipping
 from staff.grading.gradebook import late
@@ -225,23 +226,13 @@ submission.check("{name}")
     return nb
 
 
-RECIPE = '''"""Fixtures for {name}: a public example for the visible check and hidden cases of other shapes
-(one and two leading axes, other widths), so code that hard-codes the visible sizes fails them.
+CONTRACT_MODULE = '''"""What {name}'s released text promises about the inputs its hidden test feeds the exercise, in
+its own words: `make fixtures` refuses a hidden case outside it (staff/authoring/contracts/).
 Scaffolded by `make new-assignment`: replace with the real exercise's."""
 
 from __future__ import annotations
 
-import numpy as np
-
-from course.fixtures import pack_cases
 from staff.authoring.contracts import floats, term
-from staff.authoring.reference import solution_namespace
-
-ASSIGNMENT = "{name}"
-#: The tolerances (atol, rtol) the notebook's tests compare these fixtures with.
-TOLERANCES = {{"*": (1e-6, 1e-5)}}
-#: The expected outputs in each fixture: a grading kernel never sees them, the judge compares with them.
-OUTPUTS = {{"layer_norm": ("expected",)}}
 
 
 def _features(case) -> str | None:
@@ -254,14 +245,31 @@ def _features(case) -> str | None:
     return None
 
 
-#: What the release promises of each exercise's inputs, in its own words: `make fixtures` refuses a
-#: hidden case outside it (staff/authoring/contracts.py).
 CONTRACT = {{
     "layer_norm": (
         term("the hidden test uses other shapes, with any number of leading axes", ("x", "gamma", "beta"), _features),
         floats("then scale by `gamma` and shift by `beta` (both of shape (d_model,))", ("x", "gamma", "beta")),
     )
 }}
+'''
+
+
+RECIPE = '''"""Fixtures for {name}: a public example for the visible check and hidden cases of other shapes
+(one and two leading axes, other widths), so code that hard-codes the visible sizes fails them.
+Scaffolded by `make new-assignment`: replace with the real exercise's."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from course.fixtures import pack_cases
+from staff.authoring.reference import solution_namespace
+
+ASSIGNMENT = "{name}"
+#: The tolerances (atol, rtol) the notebook's tests compare these fixtures with.
+TOLERANCES = {{"*": (1e-6, 1e-5)}}
+#: The expected outputs in each fixture: a grading kernel never sees them, the judge compares with them.
+OUTPUTS = {{"layer_norm": ("expected",)}}
 
 
 def _case(layer_norm, rng: np.random.Generator, *shape: int) -> dict:
@@ -337,6 +345,7 @@ def check_name(name: str) -> None:
         for path in (
             course_dir.SOURCE / name,
             recipes.HERE / f"{name}.py",
+            contracts.HERE / f"{name}.py",
             course_dir.samples_dir(name),
         )
         if path.exists()
@@ -359,6 +368,9 @@ def scaffold(name: str) -> list[Path]:
     recipe = recipes.HERE / f"{name}.py"
     recipe.write_text(RECIPE.format(name=name, seed=1000 * number + 7))
     written.append(recipe)
+    contract = contracts.HERE / f"{name}.py"
+    contract.write_text(CONTRACT_MODULE.format(name=name))
+    written.append(contract)
     samples = course_dir.samples_dir(name)
     samples.mkdir(parents=True)
     for student, text in SAMPLES.items():

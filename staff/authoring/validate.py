@@ -123,14 +123,14 @@ def validate_release(notebook: Path) -> list[str]:
 
 def contract_problems(notebook: Path) -> list[str]:
     """The saved cases outside what the released text promises, and promises it does not make."""
-    from staff.authoring import contracts, recipes
+    from staff.authoring import contracts
 
     assignment = notebook.parent.name
-    contract = getattr(recipes.load(assignment), "CONTRACT", {})
+    contract = contracts.of(assignment)
     problems, _ = contracts.check_saved(settings.current().fixtures, assignment)
     said = "\n".join(cell.source for cell in nbformat.read(notebook, as_version=4).cells)
     return problems + [
-        f"the recipe's CONTRACT quotes {promise!r}, which the released notebook does not say"
+        f"staff/authoring/contracts/{assignment}.py quotes {promise!r}, which the released notebook does not say"
         for promise in contracts.unpromised(contract, said)
     ]
 

@@ -24,9 +24,9 @@ def test_committed_hidden_cases_keep_the_contract(assignment):
 
 @pytest.mark.parametrize("assignment", recipes.assignments())
 def test_every_promise_is_in_the_released_text(assignment):
-    contract = recipes.load(assignment).CONTRACT
+    contract = contracts.of(assignment)
     notebook = nbformat.read(course_dir.release_notebook(assignment), as_version=4)
-    assert contract, f"{assignment}: the recipe states no CONTRACT"
+    assert contract, f"{assignment}: no contract in staff/authoring/contracts/"
     assert not contracts.unpromised(contract, "\n".join(c.source for c in notebook.cells))
 
 
@@ -73,7 +73,9 @@ def test_an_input_no_promise_bounds_and_a_fixture_without_contract_are_findings(
     )
     assert problems == ["05_decoder/causal (hidden case 0): no promise bounds q"]
     problems, _ = contracts.violations("05_decoder", {("hidden", "causal"): case}, {}, {})
-    assert problems == ["05_decoder/causal: hidden cases and no contract (the recipe's CONTRACT)"]
+    assert problems == [
+        "05_decoder/causal: hidden cases and no contract (staff/authoring/contracts/05_decoder.py)"
+    ]
     # public cases need no contract (the student sees them), but must keep one when stated
     assert contracts.violations("05_decoder", {("public", "causal"): case}, {}, {}) == ([], 0)
 
@@ -90,16 +92,12 @@ def test_shapes_name_the_axis_that_disagrees():
 def test_make_fixtures_refuses_a_case_outside_the_contract_and_writes_nothing(tmp_path, monkeypatch):
     recipe = types.SimpleNamespace(
         build=lambda: {("hidden", "causal"): _left_padded_case()},
-        CONTRACT={
-            "causal": (
-                contracts.padding(RIGHT, "attention_mask", "right"),
-                contracts.floats("q", "q"),
-            )
-        },
         OUTPUTS={"causal": ("out",)},
     )
-    real = recipes.load
+    contract = {"causal": (contracts.padding(RIGHT, "attention_mask", "right"), contracts.floats("q", "q"))}
+    real, real_contract = recipes.load, contracts.of
     monkeypatch.setattr(recipes, "load", lambda a: recipe if a == "99_scratch" else real(a))
+    monkeypatch.setattr(contracts, "of", lambda a: contract if a == "99_scratch" else real_contract(a))
     with pytest.raises(
         ValueError, match=r"1 case\(s\) of 99_scratch outside what its release promises"
     ) as raised:

@@ -2,20 +2,23 @@
 
 A hidden test may only feed an exercise inputs its released text promises: a student who builds a
 causal mask from sequence lengths, reasonably, under a sentence saying "padded on the right" must
-not lose points to a left-padded row. Each recipe states its contract as ``CONTRACT = {fixture name:
-(Term, ...)}``. A term quotes the release's own words (``promise``: a test finds them, whitespace
-aside, in the released notebook), names the inputs it bounds (``keys``: ``fnmatch`` patterns) and
-checks one case. Every input of every hidden case must be bounded by some term: an input no
-promise covers is a finding too.
+not lose points to a left-padded row. Each assignment states its contract in this package's module
+named like it (``contracts/05_decoder.py``, beside its recipe ``recipes/05_decoder.py``) as
+``CONTRACT = {fixture name: (Term, ...)}``. A term quotes the release's own words (``promise``: a
+test finds them, whitespace aside, in the released notebook), names the inputs it bounds (``keys``:
+``fnmatch`` patterns) and checks one case. Every input of every hidden case must be bounded by some
+term: an input no promise covers is a finding too.
 
 ``make fixtures`` refuses to write an assignment with a case outside its contract
-(:func:`refuse`); ``make fixtures-verify`` and the tests check the committed files (:func:`check_saved`).
-Where a hidden case is worth keeping (left padding in assignment 5), the release promises it.
+(:func:`refuse`); ``make release``'s check and the tests check the committed files
+(:func:`check_saved`). Where a hidden case is worth keeping (left padding in assignment 5), the
+release promises it.
 """
 
 from __future__ import annotations
 
 import fnmatch
+import importlib
 import json
 import re
 from collections.abc import Callable, Iterable, Mapping
@@ -27,6 +30,7 @@ from safetensors.numpy import load_file
 
 from staff.fixture_format import OUTPUTS_FILE
 
+HERE = Path(__file__).parent
 Case = Mapping[str, np.ndarray]
 #: None when the case keeps the term, else what breaks it, in the exercise's words.
 Verdict = str | None
@@ -224,7 +228,9 @@ def violations(
     for (visibility, name), arrays in sorted(fixtures.items()):
         terms = contract.get(name, ())
         if visibility == "hidden" and not terms:
-            problems.append(f"{assignment}/{name}: hidden cases and no contract (the recipe's CONTRACT)")
+            problems.append(
+                f"{assignment}/{name}: hidden cases and no contract (staff/authoring/contracts/{assignment}.py)"
+            )
             continue
         for index, case in enumerate(cases_of(arrays)):
             where = f"{assignment}/{name} ({visibility} case {index})"
@@ -244,20 +250,25 @@ def violations(
     return problems, checked
 
 
+def of(assignment: str) -> Mapping[str, tuple[Term, ...]]:
+    """The assignment's contract (empty when it states none: its hidden fixtures are then findings)."""
+    if not (HERE / f"{assignment}.py").is_file():
+        return {}
+    return importlib.import_module(f"{__name__}.{assignment}").CONTRACT
+
+
 def refuse(assignment: str, fixtures: Mapping[tuple[str, str], Mapping[str, np.ndarray]]) -> int:
     """Raise when a built case is outside its exercise's contract (``make fixtures`` then writes
     nothing for the assignment); return the number of hidden cases checked."""
     from staff.authoring import recipes
 
     recipe = recipes.load(assignment)
-    problems, checked = violations(
-        assignment, fixtures, getattr(recipe, "CONTRACT", {}), getattr(recipe, "OUTPUTS", {})
-    )
+    problems, checked = violations(assignment, fixtures, of(assignment), getattr(recipe, "OUTPUTS", {}))
     if problems:
         raise ValueError(
             f"fixtures: {len(problems)} case(s) of {assignment} outside what its release promises; "
-            "change the recipe, or promise the case in the notebook's text and the recipe's CONTRACT:\n  "
-            + "\n  ".join(problems)
+            "change the recipe, or promise the case in the notebook's text and in staff/authoring/contracts/"
+            f"{assignment}.py:\n  " + "\n  ".join(problems)
         )
     return checked
 
@@ -271,13 +282,9 @@ def saved(root: Path, assignment: str) -> dict[tuple[str, str], dict[str, np.nda
 
 
 def check_saved(root: Path, assignment: str) -> tuple[list[str], int]:
-    """The committed fixtures of one assignment against its recipe's contract."""
-    from staff.authoring import recipes
-
+    """The committed fixtures of one assignment against its contract."""
     outputs = json.loads((root / OUTPUTS_FILE).read_text()).get(assignment, {})
-    return violations(
-        assignment, saved(root, assignment), getattr(recipes.load(assignment), "CONTRACT", {}), outputs
-    )
+    return violations(assignment, saved(root, assignment), of(assignment), outputs)
 
 
 def _words(text_: str) -> str:
