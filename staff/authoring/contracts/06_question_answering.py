@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from course import qa
+from course import models, qa
 from staff.authoring.contracts import Case, booleans, floats, integers, one_of, shapes, term, text
 
 # ---- what the release promises about each exercise's inputs (staff/authoring/contracts.py) -----
@@ -147,19 +147,21 @@ def _softmax_rows(case: Case) -> str | None:
 
 
 def _trained_part(case: Case) -> str | None:
-    keys = sorted(case)
-    return (
-        None
-        if keys == sorted(qa.QA_HEAD_KEYS)
-        else f"it holds {len(keys)} arrays, not the head and the top layers"
-    )
+    """The head and the top layers, as :func:`course.models.save_head` stores them (int8 matrices with
+    their row scales), restored to finite floats."""
+    weights = models.restore_head({k: np.asarray(v) for k, v in case.items()})
+    if sorted(weights) != sorted(qa.QA_HEAD_KEYS):
+        return f"it holds {len(weights)} arrays, not the head and the top layers"
+    for key, value in weights.items():
+        if value.dtype.kind != "f" or not np.isfinite(value).all():
+            return f"{key} does not restore to finite floats"
+    return None
 
 
 #: What each exercise's text promises about the inputs its hidden tests feed it.
 CONTRACT = {
     "qa_head": (
         shapes(HEAD, **{"qa_outputs.weight": "2 dim", "qa_outputs.bias": "2"}),
-        floats(HEAD, "*"),
         term(HEAD, "*", _trained_part),
     ),
     "spans": (
