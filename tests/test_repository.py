@@ -57,6 +57,19 @@ def test_installed_versions_are_the_pinned_ones():
     assert sys.version_info[:2] == (3, 11)
 
 
+def test_reading_a_notebook_builds_no_iri_parsers():
+    """Every grading runner, nbgrader command and Jupyter server imports nbformat, hence jsonschema:
+    jsonschema 4.25+ imports rfc3987-syntax, whose Earley parsers cost 1.8 s per process (see
+    requirements.txt)."""
+    loaded = subprocess.run(
+        [sys.executable, "-c", "import sys, nbformat, nbgrader.apps; print(sorted(sys.modules))"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert "'rfc3987_syntax'" not in loaded and "'lark'" not in loaded
+
+
 def test_makefile_installs_the_requirement_files_and_ci_runs_make_test():
     makefile = (ROOT / "Makefile").read_text()
     assert "-r requirements.txt" in makefile and "--no-deps -r requirements-nodeps.txt" in makefile
