@@ -15,8 +15,10 @@ in a scratch course folder made from the same release:
 
 Prints notebooks per minute, the ratio against (1), the mean time per submission of each phase
 (queueing, kernel start, execution, judging, gradebook write), each notebook's cost on a worker and
-the one writer's cost per submission here, whether the scores agree, and what those measured costs
-project for 1,000 students x 5 notebooks on larger clusters (docs/scaling.md explains the model).
+the one writer's cost per submission here, the canary's share of a 300-submission batch (from the
+measured costs), a single regrade of one submission per assignment against that notebook's time in
+the batch, whether the scores agree, and what those measured costs project for 1,000 students x 5
+notebooks on larger clusters (docs/scaling.md explains the model).
 """
 
 from __future__ import annotations
@@ -37,12 +39,14 @@ from nbgrader.api import Gradebook
 from staff import course_dir, nbgrader_cli
 from staff.authoring import release, samples
 from staff.course_dir import CourseDir
-from staff.grading import autograde
+from staff.grading import autograde, regrade
 from staff.grading.execution import skipping
 from staff.grading.gradebook import admin, postgres
 
 PHASES = ("queue", "kernel start", "execution", "judge", "gradebook")
 GOAL = 2.0  # times plain sequential nbgrader, on 2 cores (issue 28)
+CANARY_GOAL = 0.05  # of the workers' time in a batch of 300 submissions (issue 40)
+REGRADE_GOAL = 1.5  # a single regrade's wall time, times that notebook's own in a batch (issue 40)
 WRITER = ("prepare", "gradebook", "judge")  # what the one writer does here per submission, in series
 
 
@@ -121,6 +125,39 @@ def _ceiling(alone, together, workers: int) -> dict[str, float]:
     return ratios
 
 
+def _canary_share(outcomes, submissions: int = 300) -> dict[str, float]:
+    """The canary's share of the workers' time in a batch of ``submissions`` with this run's mix of
+    assignments ("mix"), and in one of ``submissions`` of each assignment alone: it grades each
+    solution once, beside the students, so it costs one notebook per assignment at that assignment's
+    measured mean (a solution costs what a full-marks submission does)."""
+    cost = {
+        a: statistics.mean(o.phases["worker"] for o in outcomes if o.assignment == a and o.phases)
+        for a in sorted({o.assignment for o in outcomes if o.phases})
+    }
+    if not cost:
+        return {}
+    counts = {a: sum(o.assignment == a for o in outcomes if o.phases) for a in cost}
+    students = submissions * sum(counts[a] * cost[a] for a in cost) / sum(counts.values())
+    share = {"mix": sum(cost.values()) / (sum(cost.values()) + students)}
+    return share | {a: 1 / (1 + submissions) for a in cost}
+
+
+def _regrades(course: CourseDir, outcomes) -> list[tuple[str, str, float, float]]:
+    """A single regrade (``make autograde STUDENT=... ASSIGNMENT=...``, the formgrader's button: a
+    cluster, the canary beside it, the writer) of one graded submission per assignment:
+    (assignment, student, its wall time, the same notebook's seconds in the batch just graded)."""
+    found = []
+    for assignment in sorted({o.assignment for o in outcomes}):
+        graded = [o for o in outcomes if o.assignment == assignment and o.status == "graded" and o.phases]
+        if not graded:
+            continue
+        first = graded[0]
+        start = time.perf_counter()
+        regrade.regrade(course, [first.student], [assignment], reason="benchmark", progress=False)
+        found.append((assignment, first.student, time.perf_counter() - start, first.seconds))
+    return found
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--submissions", type=int, default=32)
@@ -150,6 +187,7 @@ def main(argv: list[str] | None = None) -> int:
             outcomes = autograde.autograde(course=course, jobs=workers, progress=False)
             rows.append((label, time.perf_counter() - start))
             scores[label], runs[label] = _scores(course), outcomes
+        regraded = _regrades(course, outcomes)  # the last run's course, before its server goes
     print(
         f"submissions: {n} ({', '.join(f'{a}: {sum(s.assignment == a for s in chosen)}' for a in course_dir.assignments())});"
         f" cores: {os.cpu_count()}"
@@ -188,6 +226,18 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"\nceiling of {args.workers} kernels at once over one at a time, from these notebooks' costs alone "
         f"(no canary, writer or tail): " + ", ".join(f"{a} {r:.2f}x" for a, r in ceiling.items())
+    )
+    share = _canary_share(runs[rows[-1][0]])
+    print(
+        f"\nthe canary's share of the workers' time in a batch of 300 (goal <= {CANARY_GOAL:.0%}): "
+        f"{share['mix']:.1%} in this run's mix of assignments, "
+        f"{max(v for k, v in share.items() if k != 'mix'):.1%} in a batch of one assignment"
+    )
+    print(
+        f"a single regrade against the same notebook in the batch (goal <= {REGRADE_GOAL:.1f}x): "
+        + ", ".join(
+            f"{a} {wall:.1f} s / {batch:.1f} s = {wall / batch:.2f}x" for a, _, wall, batch in regraded
+        )
     )
     _project(runs[rows[-1][0]], args.workers)
     # nbgrader alone takes each test cell's pass/fail from the kernel (and pays a tampering

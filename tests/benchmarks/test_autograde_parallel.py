@@ -8,6 +8,7 @@ from staff.grading.status import Outcome
 from support import benchmark
 
 _ceiling = benchmark("autograde_parallel")._ceiling
+_canary_share = benchmark("autograde_parallel")._canary_share
 
 
 def _run(costs: dict[str, list[float]]) -> list[Outcome]:
@@ -33,3 +34,12 @@ def test_a_notebook_that_keeps_every_core_busy_alone_gains_little_from_company()
 def test_an_assignment_missing_from_either_run_is_left_out():
     ceiling = _ceiling(_run({"01": [10.0]}), _run({"02": [5.0]}), workers=2)
     assert ceiling == {}
+
+
+def test_the_canary_costs_one_solution_per_assignment_beside_the_batch():
+    # 01 costs 10 s a notebook, 05 50 s: the canary is one of each (60 s); 300 submissions in the
+    # run's mix (half each) cost 300 x 30 s = 9,000 s.
+    share = _canary_share(_run({"01": [10.0, 10.0], "05": [50.0, 50.0]}), submissions=300)
+    assert share["mix"] == pytest.approx(60 / 9060)
+    assert share["01"] == share["05"] == pytest.approx(1 / 301)
+    assert _canary_share([]) == {}
