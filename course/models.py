@@ -326,7 +326,8 @@ def save_head(model, keys, path: Path, dtype: torch.dtype = torch.float32) -> No
     row's largest ``|w|`` maps to 127, so the rounding error is at most half a step of that row) and
     the vectors in float16: about a quarter of float32's bytes. :func:`read_head` restores float32.
     """
-    state = {k: model.state_dict()[k].detach().float() for k in keys}
+    everything = model.state_dict()
+    state = {k: everything[k].detach().float() for k in keys}
     if dtype != torch.int8:
         save_file({k: v.to(dtype).contiguous() for k, v in state.items()}, str(path))
         return
