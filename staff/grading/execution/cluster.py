@@ -28,6 +28,18 @@ if TYPE_CHECKING:
 
 #: Times a submission may take a worker down with it before it is given up (then: kernel died).
 ALLOWED_FAILURES = 2
+#: Dask's own monitoring, slowed or off on the local cluster: its workers sample their threads'
+#: stacks every 10 ms (for a dashboard this cluster does not serve) and every process checks its
+#: event loop every 20 ms. Idle, two workers and the scheduler took 5.9 CPU-seconds in 30 s with
+#: the defaults, 10 % of a 2-core machine that the kernels need; 0.7 s with these (measured).
+#: An existing cluster's own configuration is its operator's (docs/scaling.md gives these keys).
+QUIET = {
+    "distributed.worker.profile.enabled": False,
+    "distributed.admin.tick.interval": "1s",
+    "distributed.admin.system-monitor.interval": "2s",
+    "distributed.admin.system-monitor.gil.enabled": False,
+    "distributed.worker.memory.monitor-interval": "1s",
+}
 
 
 @contextmanager
@@ -64,6 +76,7 @@ def connect(workers: int | None = None) -> Iterator[tuple[Client, str]]:
             "distributed.scheduler.allowed-failures": ALLOWED_FAILURES,
             # a grading task waits on its kernel for minutes: that is not a stuck worker
             "distributed.admin.tick.limit": "1h",
+            **QUIET,
         }
     ):
         cluster = LocalCluster(
