@@ -4,6 +4,7 @@ a 2-core machine every CPU-second it takes is one a student's kernel waits for."
 from __future__ import annotations
 
 import dask
+import distributed  # noqa: F401 (its defaults are part of Dask's configuration from here on)
 
 from staff.grading.execution import cluster
 
