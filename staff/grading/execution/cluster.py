@@ -1,15 +1,16 @@
 """Where submissions execute: a Dask cluster, local by default, the instructor's own if named.
 
-``SCHEDULER`` unset: a ``LocalCluster`` on this machine, one worker process per core (``JOBS``),
-one submission at a time each. ``SCHEDULER=tcp://host:8786``: the workers of an existing Dask
+``SCHEDULER`` unset: a ``LocalCluster`` in this process, one worker per core (``JOBS``), one
+submission at a time each (each in a runner process of its own, :mod:`worker`). ``SCHEDULER=tcp://host:8786``: the workers of an existing Dask
 cluster (started with ``dask worker`` on Slurm/PBS through dask-jobqueue, on Kubernetes through
 dask-kubernetes, or by hand: see the README), which need the course's environment and nothing
 else (no shared file system, no gradebook, no expected outputs).
 
-A worker that dies mid-submission (killed, out of memory) has its task rescheduled by Dask's own
-scheduler on another worker, up to ``distributed.scheduler.allowed-failures`` times
-(:data:`ALLOWED_FAILURES` for the local cluster; the scheduler's own setting for an external one);
-after that the task fails with ``KilledWorker`` and the submission is reported ``kernel died``.
+On an existing cluster, a worker that dies mid-submission (killed, out of memory) has its task
+rescheduled by Dask's own scheduler on another worker, up to ``distributed.scheduler.allowed-failures``
+times (the scheduler's own setting; :data:`ALLOWED_FAILURES` on the local cluster); after that the
+task fails with ``KilledWorker`` and the submission is reported ``kernel died``. The local cluster's
+workers are threads of the grader: what a submission can take down there is its own runner.
 """
 
 from __future__ import annotations
@@ -82,13 +83,16 @@ def connect(workers: int | None = None) -> Iterator[tuple[Client, str]]:
         cluster = LocalCluster(
             n_workers=workers,
             threads_per_worker=1,
-            processes=True,
+            # Threads of this process: a task only waits on its runner, a process of its own that
+            # holds the kernel; worker processes cost each batch (and each single regrade) 3-4 s
+            # of starting, importing and closing on the cores the kernels need (measured).
+            processes=False,
             dashboard_address=None,
             silence_logs=logging.ERROR,
         )
         client = Client(cluster)
         try:
-            yield client, f"a local Dask cluster of {workers} worker process(es)"
+            yield client, f"a local Dask cluster of {workers} worker(s)"
         finally:
             client.close()
             cluster.close()

@@ -24,7 +24,6 @@ import hashlib
 import io
 import json
 import os
-import resource
 import shutil
 import signal
 import subprocess
@@ -177,8 +176,9 @@ class Runner:
             "unsafe": unsafe,
             "files": str(files),
             "modules": modules,
-            "parent": os.getpid(),
-        }  # the runner dies with this process
+            "parent": os.getpid(),  # the runner dies with this process
+            "memory": memory,  # its address-space limit, which its kernel inherits
+        }
         self.expired = self.over_quota = False
         self.process = subprocess.Popen(
             [sys.executable, "-m", "staff.grading.execution.run_notebook", json.dumps(config)],
@@ -188,7 +188,6 @@ class Runner:
             stderr=subprocess.STDOUT,
             text=True,
             start_new_session=True,
-            preexec_fn=_limit_memory(memory),
         )
 
     def run(self, job: Job) -> Result:
@@ -268,13 +267,6 @@ class Runner:
         self.kill()
         self.process.wait()
         shutil.rmtree(self.scratch, ignore_errors=True)
-
-
-def _limit_memory(limit: int):
-    def apply() -> None:  # runs in the runner before exec; its kernel inherits it
-        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-
-    return apply
 
 
 #: Runners started ahead, per (files, threads, memory, unsafe): at most one waiting per worker thread.

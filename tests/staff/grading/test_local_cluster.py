@@ -19,6 +19,8 @@ def test_the_local_clusters_workers_run_without_the_stack_profiler_and_with_slow
         assert "local Dask cluster of 2" in where
         on_workers = client.run(_settings)
     assert len(on_workers) == 2
+    # threads of this process: no worker processes to start, import into and close for each batch
+    assert all(address.startswith("inproc://") for address in on_workers), on_workers
     for settings in on_workers.values():
         assert settings == cluster.QUIET
         assert settings["distributed.worker.profile.enabled"] is False
