@@ -94,8 +94,11 @@ def connect(workers: int | None = None) -> Iterator[tuple[Client, str]]:
         try:
             yield client, f"a local Dask cluster of {workers} worker(s)"
         finally:
-            client.close()
-            cluster.close()
+            from staff.grading.execution import worker
+
+            client.close()  # the scheduler lets go of every task: queued ones never start
+            with worker.stopped():  # and running ones end now, not when their notebooks do
+                cluster.close()
 
 
 def kernel_threads(client: Client) -> dict[str, int]:

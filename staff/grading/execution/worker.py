@@ -32,6 +32,8 @@ import tarfile
 import tempfile
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -162,6 +164,8 @@ class Runner:
     def __init__(self, files: Path, threads: int, memory: int, unsafe: bool, modules: list[str]):
         from staff.grading.execution import sandbox
 
+        if _stopping.is_set():  # the grader is shutting its workers down (:func:`stopped`)
+            raise RuntimeError("the grader is stopping: no new kernel is started")
         self.scratch = scratch.folder("kernel")
         self.scratch.chmod(0o755)
         spec = sandbox.make_spec(self.scratch / "sandbox", files / "fixtures", files=files)
@@ -189,6 +193,8 @@ class Runner:
             text=True,
             start_new_session=True,
         )
+        with _lock:
+            _runners.add(self)
 
     def run(self, job: Job) -> Result:
         """Hand ``job`` to the waiting kernel; the whole runner is killed after ``job.wall`` s."""
@@ -267,35 +273,59 @@ class Runner:
         self.kill()
         self.process.wait()
         shutil.rmtree(self.scratch, ignore_errors=True)
+        with _lock:
+            _runners.discard(self)
 
 
-#: Runners started ahead, per (files, threads, memory, unsafe): at most one waiting per worker thread.
-#: Each imports what the previous job's notebook imported (jobs come in assignment order).
+#: Every runner of this process not yet closed (executing a submission or waiting for one).
+_runners: set[Runner] = set()
+#: Runners started ahead, per worker and (files, threads, memory, unsafe): at most one waiting per
+#: worker thread. Each imports what the previous job's notebook imported (jobs come in assignment order).
 _waiting: dict[tuple, list[Runner]] = {}
-_waiting_lock = threading.Lock()
+_lock = threading.RLock()  # (a runner is started ahead while it is held)
+_stopping = threading.Event()
 
 
-def _take(key: tuple, modules: list[str]) -> Runner:
-    with _waiting_lock:
-        queue = _waiting.get(key) or []
+def _take(owner: str, key: tuple, modules: list[str]) -> Runner:
+    with _lock:
+        queue = _waiting.get((owner, *key)) or []
         runner = queue.pop(0) if queue else None
     return runner or Runner(*key, modules)
 
 
-def _start_next(key: tuple, modules: list[str], limit: int) -> None:
-    with _waiting_lock:
-        queue = _waiting.setdefault(key, [])
-        if len(queue) < limit:
+def _start_next(owner: str, key: tuple, modules: list[str], limit: int) -> None:
+    with _lock:
+        queue = _waiting.setdefault((owner, *key), [])
+        if len(queue) < limit and not _stopping.is_set():
             queue.append(Runner(*key, modules))
 
 
 @atexit.register
-def _close_waiting() -> None:
-    with _waiting_lock:
-        runners = [r for queue in _waiting.values() for r in queue]
+def _stop_runners() -> None:
+    """Kill the runners executing a submission (their tasks end at once, ``kernel died``) and
+    close those waiting for one."""
+    with _lock:
+        waiting = [r for queue in _waiting.values() for r in queue]
         _waiting.clear()
-    for runner in runners:
+        executing = [r for r in _runners if r not in waiting]
+    for runner in executing:
+        runner.kill()
+    for runner in waiting:
         runner.close()
+
+
+@contextmanager
+def stopped() -> Iterator[None]:
+    """While a local cluster's workers (threads of this process) are closed: every runner killed,
+    none started. Closing a worker waits for its running task, which would otherwise be a notebook
+    nobody waits for any more (a failed canary, Ctrl-C, an error in the writer)."""
+    _stopping.set()
+    try:
+        _stop_runners()
+        yield
+    finally:
+        _stop_runners()  # one started as the flag went up
+        _stopping.clear()
 
 
 def _this_worker():
@@ -324,7 +354,7 @@ def _start_when_queued(
     none after the last submission: a kernel nobody uses would take CPU from those still running)."""
     while dask_worker is not None and not stop.wait(0.5):
         if _queued(dask_worker):
-            _start_next(key, modules, limit)
+            _start_next(dask_worker.address, key, modules, limit)
             return
 
 
@@ -349,8 +379,8 @@ def execute(bundle: Bundle, job: Job, threads_by_worker: dict[str, int] | None =
     files = unpack(bundle)
     threads, slots = _threads_here(job, threads_by_worker)
     key = (files, threads, job.memory, job.unsafe)
-    runner = _take(key, job.modules)
     dask_worker, stop = _this_worker(), threading.Event()
+    runner = _take(dask_worker.address if dask_worker is not None else "here", key, job.modules)
     threading.Thread(
         target=_start_when_queued, args=(dask_worker, key, job.modules, slots, stop), daemon=True
     ).start()

@@ -26,3 +26,35 @@ def test_the_local_clusters_workers_run_without_the_stack_profiler_and_with_slow
         assert settings["distributed.worker.profile.enabled"] is False
     # and only there: the Dask configuration of the process that started it is left as it was
     assert _settings() == here
+
+
+def test_closing_the_local_cluster_stops_the_notebooks_still_running(tmp_path):
+    """The local cluster's workers are threads of the grader, and closing one waits for its task:
+    a grader stopping early (a failed canary, Ctrl-C) must not wait for notebooks nobody will read.
+    Here two submissions sleep for five minutes; leaving ``connect`` kills both runners at once."""
+    import time
+
+    import nbformat
+
+    from staff.grading.execution import worker
+    from staff.grading.execution.scratch import alive
+
+    view = tmp_path / "view"
+    view.mkdir()
+    bundle = worker.Bundle.pack(view)
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("import time\ntime.sleep(300)")])
+    job = worker.Job("sleeper", "01_attention", nbformat.writes(nb), 600, 600, 4 << 30)
+    with cluster.connect(2) as (client, _):
+        futures = [client.submit(worker.execute, bundle, job, pure=False) for _ in range(2)]
+        deadline = time.monotonic() + 120
+        while len(worker._runners) < 2 and time.monotonic() < deadline:
+            time.sleep(0.2)
+        runners = list(worker._runners)
+        assert len(runners) == 2, "the two submissions never started"
+        time.sleep(3)  # into their sleep
+        left = time.monotonic()
+    took = time.monotonic() - left
+    assert took < 20, f"closing the cluster waited {took:.0f} s for notebooks nobody reads"
+    assert not worker._runners
+    assert not [r.process.pid for r in runners if alive(r.process.pid)]
+    assert all(f.status in ("cancelled", "error", "lost", "finished") for f in futures)
