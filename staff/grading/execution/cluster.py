@@ -96,8 +96,9 @@ def connect(workers: int | None = None) -> Iterator[tuple[Client, str]]:
         finally:
             from staff.grading.execution import worker
 
+            ours = {w.address for w in cluster.workers.values()}  # not another batch's in this process
             client.close()  # the scheduler lets go of every task: queued ones never start
-            with worker.stopped():  # and running ones end now, not when their notebooks do
+            with worker.stopped(ours):  # and running ones end now, not when their notebooks do
                 cluster.close()
 
 

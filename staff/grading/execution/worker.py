@@ -133,6 +133,10 @@ def imports(nb) -> list[str]:
     return found
 
 
+#: The owner of runners started outside a Dask worker (one submission graded directly).
+HERE = "here"
+
+
 @dataclass
 class Result:
     notebook: str | None  # executed (None: nothing graded)
@@ -161,11 +165,14 @@ def status_from_log(log: str, failed: str = "") -> tuple[str, str] | None:
 class Runner:
     """A sandboxed kernel started (and warmed) ahead of its submission, in a process of its own."""
 
-    def __init__(self, files: Path, threads: int, memory: int, unsafe: bool, modules: list[str]):
+    def __init__(
+        self, files: Path, threads: int, memory: int, unsafe: bool, modules: list[str], owner: str = HERE
+    ):
         from staff.grading.execution import sandbox
 
-        if _stopping.is_set():  # the grader is shutting its workers down (:func:`stopped`)
+        if owner in _stopping:  # its worker is being closed (:func:`stopped`)
             raise RuntimeError("the grader is stopping: no new kernel is started")
+        self.owner = owner
         self.scratch = scratch.folder("kernel")
         self.scratch.chmod(0o755)
         spec = sandbox.make_spec(self.scratch / "sandbox", files / "fixtures", files=files)
@@ -279,53 +286,60 @@ class Runner:
 
 #: Every runner of this process not yet closed (executing a submission or waiting for one).
 _runners: set[Runner] = set()
+#: Workers being closed (:func:`stopped`): their runners are killed and none is started.
+_stopping: set[str] = set()
 #: Runners started ahead, per worker and (files, threads, memory, unsafe): at most one waiting per
 #: worker thread. Each imports what the previous job's notebook imported (jobs come in assignment order).
 _waiting: dict[tuple, list[Runner]] = {}
 _lock = threading.RLock()  # (a runner is started ahead while it is held)
-_stopping = threading.Event()
 
 
 def _take(owner: str, key: tuple, modules: list[str]) -> Runner:
     with _lock:
         queue = _waiting.get((owner, *key)) or []
         runner = queue.pop(0) if queue else None
-    return runner or Runner(*key, modules)
+    return runner or Runner(*key, modules, owner=owner)
 
 
 def _start_next(owner: str, key: tuple, modules: list[str], limit: int) -> None:
     with _lock:
         queue = _waiting.setdefault((owner, *key), [])
-        if len(queue) < limit and not _stopping.is_set():
-            queue.append(Runner(*key, modules))
+        if len(queue) < limit and owner not in _stopping:
+            queue.append(Runner(*key, modules, owner=owner))
 
 
-@atexit.register
-def _stop_runners() -> None:
-    """Kill the runners executing a submission (their tasks end at once, ``kernel died``) and
-    close those waiting for one."""
+def _stop_runners(owners: set[str] | None = None) -> None:
+    """Kill the runners of ``owners`` (workers' addresses; None: all) executing a submission (their
+    tasks end at once) and close those waiting for one."""
     with _lock:
-        waiting = [r for queue in _waiting.values() for r in queue]
-        _waiting.clear()
-        executing = [r for r in _runners if r not in waiting]
+        waiting = []
+        for key in [k for k in _waiting if owners is None or k[0] in owners]:
+            waiting += _waiting.pop(key)
+        executing = [r for r in _runners if (owners is None or r.owner in owners) and r not in waiting]
     for runner in executing:
         runner.kill()
     for runner in waiting:
         runner.close()
 
 
+atexit.register(_stop_runners)
+
+
 @contextmanager
-def stopped() -> Iterator[None]:
-    """While a local cluster's workers (threads of this process) are closed: every runner killed,
-    none started. Closing a worker waits for its running task, which would otherwise be a notebook
-    nobody waits for any more (a failed canary, Ctrl-C, an error in the writer)."""
-    _stopping.set()
+def stopped(owners: set[str]) -> Iterator[None]:
+    """While the workers ``owners`` (a local cluster's: threads of this process) are closed: their
+    runners killed, none started. Closing a worker waits for its running task, a notebook nobody
+    waits for any more (a failed canary, Ctrl-C, an error in the writer). Another batch's workers
+    in this process (a second TA's regrade in the formgrader) keep theirs."""
+    with _lock:
+        _stopping.update(owners)
     try:
-        _stop_runners()
+        _stop_runners(owners)
         yield
     finally:
-        _stop_runners()  # one started as the flag went up
-        _stopping.clear()
+        _stop_runners(owners)  # one started as they were marked
+        with _lock:
+            _stopping.difference_update(owners)
 
 
 def _this_worker():
@@ -380,7 +394,7 @@ def execute(bundle: Bundle, job: Job, threads_by_worker: dict[str, int] | None =
     threads, slots = _threads_here(job, threads_by_worker)
     key = (files, threads, job.memory, job.unsafe)
     dask_worker, stop = _this_worker(), threading.Event()
-    runner = _take(dask_worker.address if dask_worker is not None else "here", key, job.modules)
+    runner = _take(dask_worker.address if dask_worker is not None else HERE, key, job.modules)
     threading.Thread(
         target=_start_when_queued, args=(dask_worker, key, job.modules, slots, stop), daemon=True
     ).start()

@@ -28,10 +28,11 @@ def test_the_local_clusters_workers_run_without_the_stack_profiler_and_with_slow
     assert _settings() == here
 
 
-def test_closing_the_local_cluster_stops_the_notebooks_still_running(tmp_path):
+def test_closing_the_local_cluster_stops_its_notebooks_still_running_and_no_others(tmp_path):
     """The local cluster's workers are threads of the grader, and closing one waits for its task:
     a grader stopping early (a failed canary, Ctrl-C) must not wait for notebooks nobody will read.
-    Here two submissions sleep for five minutes; leaving ``connect`` kills both runners at once."""
+    Two submissions sleep for five minutes; leaving ``connect`` kills both runners at once, and
+    not the runner of another batch in the same process (a second TA's regrade in the formgrader)."""
     import time
 
     import nbformat
@@ -44,17 +45,25 @@ def test_closing_the_local_cluster_stops_the_notebooks_still_running(tmp_path):
     bundle = worker.Bundle.pack(view)
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("import time\ntime.sleep(300)")])
     job = worker.Job("sleeper", "01_attention", nbformat.writes(nb), 600, 600, 4 << 30)
-    with cluster.connect(2) as (client, _):
-        futures = [client.submit(worker.execute, bundle, job, pure=False) for _ in range(2)]
+
+    def started(count: int) -> list:
         deadline = time.monotonic() + 120
-        while len(worker._runners) < 2 and time.monotonic() < deadline:
+        while len(worker._runners) < count and time.monotonic() < deadline:
             time.sleep(0.2)
-        runners = list(worker._runners)
-        assert len(runners) == 2, "the two submissions never started"
-        time.sleep(3)  # into their sleep
-        left = time.monotonic()
-    took = time.monotonic() - left
-    assert took < 20, f"closing the cluster waited {took:.0f} s for notebooks nobody reads"
-    assert not worker._runners
-    assert not [r.process.pid for r in runners if alive(r.process.pid)]
-    assert all(f.status in ("cancelled", "error", "lost", "finished") for f in futures)
+        assert len(worker._runners) == count, "the submissions never started"
+        return list(worker._runners)
+
+    with cluster.connect(1) as (other, _):
+        kept = other.submit(worker.execute, bundle, job, pure=False)
+        (theirs,) = started(1)
+        with cluster.connect(2) as (client, _):
+            futures = [client.submit(worker.execute, bundle, job, pure=False) for _ in range(2)]
+            ours = [r for r in started(3) if r is not theirs]
+            time.sleep(3)  # into their sleep
+            left = time.monotonic()
+        took = time.monotonic() - left
+        assert took < 20, f"closing the cluster waited {took:.0f} s for notebooks nobody reads"
+        assert not [r.process.pid for r in ours if alive(r.process.pid)]
+        assert all(f.status in ("cancelled", "error", "lost", "finished") for f in futures)
+        assert worker._runners == {theirs} and alive(theirs.process.pid) and not kept.done()
+    assert not worker._runners and not alive(theirs.process.pid)
