@@ -9,7 +9,8 @@ its metadata, the calls that would answer it::
     "course": {"library_answers": ["torch", "torch.*", "scipy", "scipy.*"]}
 
 (shell-style patterns on the dotted name the call resolves to: ``F.softmax`` after
-``import torch.nn.functional as F`` is ``torch.nn.functional.softmax``). The lists come from the
+``import torch.nn.functional as F`` is ``torch.nn.functional.softmax``), and to what that names
+(:mod:`resolve`: ``course.text.torch.softmax`` is ``torch.softmax``). The lists come from the
 released notebook (the course's copy), never from the submission. A cell the student added (no
 grade id) is held to what every exercise of the notebook lists. Cells where the notebook asks for
 the library (parity checks, the SDPA comparison) list nothing, so nothing there is flagged.
@@ -24,7 +25,8 @@ import re
 from nbformat import NotebookNode
 
 from staff.course_dir import nbgrader
-from staff.grading.integrity.source_ast import dotted, parse
+from staff.grading.integrity.resolve import canonical
+from staff.grading.integrity.source_ast import Unreadable, Walker, dotted, parse
 
 _HEADING = re.compile(r"^##\s+(\d+)\.\s+(.+?)(?:\s+\(.*\))?\s*$", re.MULTILINE)
 
@@ -45,7 +47,7 @@ def listed(released: NotebookNode) -> dict[str, tuple[str, list[str]]]:
     return found
 
 
-class _Names(ast.NodeVisitor):
+class _Names(Walker):
     """Dotted names a cell uses, through the notebook's import aliases (``np`` -> ``numpy``)."""
 
     def __init__(self, aliases: dict[str, str]) -> None:
@@ -81,8 +83,7 @@ class _Names(ast.NodeVisitor):
             self.used.append((full, node.lineno))
             self.aliases[alias.asname or alias.name] = full
 
-    def visit_Assign(self, node: ast.Assign) -> None:
-        self.generic_visit(node)
+    def leave_Assign(self, node: ast.Assign) -> None:
         value = self.resolve(node.value)
         for target in node.targets:
             if isinstance(target, ast.Name):
@@ -91,12 +92,11 @@ class _Names(ast.NodeVisitor):
                 else:
                     self.aliases.pop(target.id, None)
 
-    def visit_Attribute(self, node: ast.Attribute) -> None:
+    def visit_Attribute(self, node: ast.Attribute) -> bool:
         name = self.resolve(node)
         if name:
             self.used.append((name, node.lineno))
-        else:
-            self.generic_visit(node)
+        return not name
 
     def visit_Name(self, node: ast.Name) -> None:
         name = self.resolve(node)
@@ -107,17 +107,19 @@ class _Names(ast.NodeVisitor):
         name = self.resolve(node) if dotted(node.func) == "getattr" else None
         if name:
             self.used.append((name, node.lineno))
-        self.generic_visit(node)
 
 
 def _aliases(nb: NotebookNode) -> dict[str, str]:
     """Import aliases the whole notebook sets up (the setup cell's ``import torch.nn.functional as F``)."""
     names = _Names({})
     for cell in nb.cells:
-        tree = parse(cell.source) if cell.cell_type == "code" else None
+        try:
+            tree = parse(cell.source) if cell.cell_type == "code" else None
+        except Unreadable:  # static_scan flags the cell itself
+            continue
         for node in ast.walk(tree) if tree else []:
             if isinstance(node, (ast.Import, ast.ImportFrom)):
-                names.visit(node)
+                names.walk(node)
     return names.aliases
 
 
@@ -127,11 +129,12 @@ def uses(source: str, patterns: list[str], aliases: dict[str, str]) -> list[tupl
     if tree is None or not patterns:
         return []
     names = _Names(dict(aliases))
-    names.visit(tree)
+    names.walk(tree)
     found = {}
     for name, line in names.used:
-        if any(fnmatch.fnmatchcase(name, p) for p in patterns):
-            found.setdefault(name, line)
+        real = canonical(name)  # course.text.torch.softmax is torch.softmax
+        if any(fnmatch.fnmatchcase(n, p) for n in (name, real) for p in patterns):
+            found.setdefault(name if real == name else f"{name} (that is, {real})", line)
     return sorted(found.items(), key=lambda item: item[1])
 
 
@@ -148,7 +151,10 @@ def scan(cells: list[tuple[str, NotebookNode]], nb: NotebookNode, released: Note
         exercise, patterns = exercises.get(
             nbgrader(cell).get("grade_id"), ("every exercise", sorted(everywhere))
         )
-        calls = uses(cell.source, patterns, aliases)
+        try:
+            calls = uses(cell.source, patterns, aliases)
+        except Unreadable:  # static_scan flags the cell itself
+            continue
         if calls:
             named = ", ".join(f"{call} (line {line})" for call, line in calls[:4])
             more = f" and {len(calls) - 4} more" if len(calls) > 4 else ""

@@ -28,8 +28,8 @@ from nbformat import NotebookNode
 
 from staff.course_dir import nbgrader
 from staff.grading.integrity import library_use
+from staff.grading.integrity.source_ast import Unreadable, Walker, magic_call, named, parse, strings
 from staff.grading.integrity.source_ast import dotted as _dotted
-from staff.grading.integrity.source_ast import parse
 from staff.grading.integrity.source_ast import root as _root
 
 #: Modules whose attributes students must not reassign (comparison and test helpers live there).
@@ -179,14 +179,62 @@ SHELL_HOOKS = {
 RECORD_NAMES = ("course.record", "COURSE_RECORDS", "RECORDS_VARIABLE", "_course_guard")
 
 
-def _constant(node: ast.AST | None) -> str | None:
-    return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
+#: Ways to reach an attribute, a module or a value by a name built at run time: what they reach
+#: cannot be read from the code, so any use in a student's cell is flagged (a name built at run time
+#: is itself a reason to look).
+DYNAMIC_ACCESS = {"getattr", "setattr", "delattr", "hasattr"}
+DYNAMIC_CALLS = {
+    "vars",
+    "globals",
+    "locals",
+    "__import__",
+    "operator.attrgetter",
+    "operator.methodcaller",
+    "attrgetter",
+    "methodcaller",
+    "importlib.import_module",
+    "import_module",
+    "importlib.__import__",
+}
+DYNAMIC_ATTRIBUTES = {"__dict__", "__getattribute__", "__getattr__", "__setattr__", "__delattr__"}
+#: Modules that reach objects by name: the kernel's modules, frames, every object.
+DYNAMIC_MODULES = {"importlib", "inspect", "gc", "__main__", "builtins"}
 
 
-class _Scanner(ast.NodeVisitor):
+def _builtin(node: ast.Call, names: set[str]) -> str | None:
+    """The builtin of ``names`` a call calls (``eval(...)``, ``builtins.eval(...)``; ``model.eval()`` is not)."""
+    name = named(node.func)
+    bare = name.removeprefix("builtins.").removeprefix("__builtins__.")
+    return (
+        bare
+        if bare in names and (name == bare or name.split(".")[0] in ("builtins", "__builtins__"))
+        else None
+    )
+
+
+class _Scanner(Walker):
     def __init__(self, protected: frozenset[str] = frozenset()) -> None:
         self.found: list[str] = []
         self.protected = COMPARISONS | protected
+        #: names a loop binds to each of a few written strings (``for name in ("q_lin", "k_lin")``):
+        #: what they name can be read, like a constant
+        self.spelled: dict[str, tuple[str, ...]] = {}
+
+    def _names(self, node: ast.AST | None) -> tuple[str, ...] | None:
+        """The strings ``node`` can be, if the code spells them all out; None otherwise."""
+        if _constant(node) is not None:
+            return (_constant(node),)
+        return self.spelled.get(node.id) if isinstance(node, ast.Name) else None
+
+    def visit_For(self, node: ast.For | ast.comprehension) -> None:
+        spelled = node.iter.elts if isinstance(node.iter, (ast.Tuple, ast.List, ast.Set)) else None
+        if isinstance(node.target, ast.Name):
+            if spelled and all(_constant(e) is not None for e in spelled):
+                self.spelled[node.target.id] = tuple(e.value for e in spelled)
+            else:
+                self.spelled.pop(node.target.id, None)
+
+    visit_AsyncFor = visit_comprehension = visit_For
 
     def flag(self, node: ast.AST, what: str) -> None:
         self.found.append(f"{what} (line {getattr(node, 'lineno', '?')})")
@@ -205,22 +253,25 @@ class _Scanner(ast.NodeVisitor):
     def visit_Assign(self, node: ast.Assign) -> None:
         for target in node.targets:
             self._target(target, node)
-        self.generic_visit(node)
+            for name in ast.walk(target):
+                if isinstance(name, ast.Name):
+                    self.spelled.pop(name.id, None)
 
     def visit_AugAssign(self, node: ast.AugAssign | ast.AnnAssign) -> None:
         self._target(node.target, node)
-        self.generic_visit(node)
+        if isinstance(node.target, ast.Name):
+            self.spelled.pop(node.target.id, None)
 
     visit_AnnAssign = visit_AugAssign
 
-    def visit_Delete(self, node: ast.Delete) -> None:
+    def visit_Delete(self, node: ast.Delete) -> bool:
         for target in node.targets:
             self._target(target, node)
+        return False
 
     def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
         if node.name in self.protected:
             self.flag(node, f"redefines {node.name}")
-        self.generic_visit(node)
 
     visit_AsyncFunctionDef = visit_ClassDef = visit_FunctionDef
 
@@ -237,6 +288,8 @@ class _Scanner(ast.NodeVisitor):
             if module.startswith(("course.fixtures", "course.paths", "safetensors"))
             else "the grader's records"
             if module.startswith(("course.record", "_course_guard"))
+            else "reaches modules, frames or objects by names built at run time"
+            if top in DYNAMIC_MODULES
             else None
         )
         if what:
@@ -255,7 +308,7 @@ class _Scanner(ast.NodeVisitor):
             full = f"{module}.{alias.name}"
             if self._import(node, full):
                 continue
-            if full in INTROSPECTION_CALLS or full == "sys.modules":
+            if full in INTROSPECTION_CALLS or full == "sys.modules" or full in DYNAMIC_CALLS:
                 self.flag(
                     node, f"imports {full} (the test's frames, the kernel's objects or imports by name)"
                 )
@@ -263,6 +316,8 @@ class _Scanner(ast.NodeVisitor):
     def visit_Name(self, node: ast.Name) -> None:
         if node.id == "get_ipython":
             self.flag(node, "uses the IPython shell itself (get_ipython)")
+        elif node.id in ("__builtins__", "__main__"):
+            self.flag(node, f"uses {node.id} (reaches names built at run time)")
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
         name = _dotted(node) or node.attr
@@ -272,48 +327,67 @@ class _Scanner(ast.NodeVisitor):
             self.flag(node, f"uses {name} (the grader's records)")
         elif node.attr in INTROSPECTION_ATTRIBUTES:
             self.flag(node, f"uses {name} (the test's frames or other functions' globals)")
+        elif node.attr in DYNAMIC_ATTRIBUTES:
+            self.flag(node, f"uses {name} (attributes by names built at run time)")
         elif name in ("sys.modules", "modules") and _root(node) == "sys":
             self.flag(node, "looks up sys.modules (imports by name)")
-        self.generic_visit(node)
 
     def visit_Constant(self, node: ast.Constant) -> None:
         if isinstance(node.value, str) and any(name in node.value for name in RECORD_NAMES):
             self.flag(node, "names the grader's records in a string")
 
-    def _magic(self, node: ast.Call, name: str) -> bool:
-        """``%magic`` / ``%%magic`` / ``!cmd`` as IPython transforms them; True when handled."""
-        if name in ("get_ipython().system", "get_ipython().getoutput"):
+    def _magic(self, node: ast.Call) -> bool:
+        """``%magic`` / ``%%magic`` / ``!cmd`` as IPython transforms them; True when handled. The
+        body of a magic that runs Python is in the tree right after the call (:mod:`source_ast`)."""
+        call = magic_call(node)
+        if call is None:
+            return False
+        kind, magic = call
+        if kind in ("system", "getoutput"):
             self.flag(node, "runs a shell command (!)")
-        elif name in ("get_ipython().run_line_magic", "get_ipython().run_cell_magic"):
-            magic = _constant(node.args[0]) if node.args else None
+        elif kind in ("run_line_magic", "run_cell_magic"):
+            percent = "%%" if kind == "run_cell_magic" else "%"
             if magic not in HARMLESS_MAGICS:
-                percent = "%%" if name.endswith("cell_magic") else "%"
                 self.flag(
                     node, f"runs the {percent}{magic or '?'} magic (a shell, a file, or the shell's settings)"
                 )
-            for argument in node.args[1:]:  # the timed statement of %time is code too
-                self.visit(argument)
+            elif any(_constant(a) is None for a in node.args[1:]):
+                self.flag(node, f"runs the {percent}{magic} magic on code built at run time")
         else:
-            return False
+            self.flag(node, f"calls get_ipython().{kind} (the shell itself)")
         return True
 
-    def visit_Call(self, node: ast.Call) -> None:
+    def visit_Call(self, node: ast.Call) -> bool | None:
+        if self._magic(node):
+            return False
         name = _dotted(node.func) if not isinstance(node.func, ast.Call) else ""
-        if (
-            isinstance(node.func, ast.Attribute)
-            and isinstance(node.func.value, ast.Call)
-            and _dotted(node.func.value.func) == "get_ipython"
-        ):
-            name = f"get_ipython().{node.func.attr}"
-            if self._magic(node, name):
-                return
         last = name.rsplit(".", 1)[-1]
         first = node.args[0] if node.args else None
-        if last in ("setattr", "delattr") and first is not None and _root(first) in GUARDED_MODULES:
-            self.flag(node, f"{last} on {_dotted(first)}")
+        dynamic = _builtin(node, DYNAMIC_ACCESS)
+        code = _builtin(node, {"exec", "eval", "compile"})
+        if dynamic and len(node.args) > 1:
+            attributes = self._names(node.args[1])
+            risky = SHELL_HOOKS | INTROSPECTION_ATTRIBUTES | PROCESS_CALLS | DYNAMIC_ATTRIBUTES | {"modules"}
+            if attributes is None:
+                self.flag(node, f"{dynamic}({_dotted(first) or '...'}, <a name built at run time>)")
+            elif risky.intersection(attributes):
+                self.flag(node, f"{dynamic}(..., {sorted(risky.intersection(attributes))[0]!r})")
+            elif dynamic in ("setattr", "delattr") and _root(first) in GUARDED_MODULES:
+                self.flag(node, f"{dynamic} on {_dotted(first)}")
+        elif code:
+            if _constant(first) is None:  # a constant's code is read as the cell's own (source_ast)
+                self.flag(node, f"calls {code} on code built at run time")
+        elif named(node.func) in DYNAMIC_CALLS or _builtin(node, DYNAMIC_CALLS):
+            if _constant(first) is not None and last in ("import_module", "__import__"):
+                if not self._import(node, _constant(first), via=f" through {name}()"):
+                    self.flag(node, f"calls {name}() (imports by name)")
+            else:
+                self.flag(node, f"calls {name}() (reaches names built at run time)")
         elif (
             last in PROCESS_CALLS
-            and (name.startswith(("os.", "commands.", "asyncio.", "loop.")) or name == last)
+            and (
+                name.startswith(("os.", "commands.", "asyncio.", "loop.")) or name == named(node.func) == last
+            )
             or (name.startswith("os.") and last.startswith(("exec", "spawn")))
         ):
             self.flag(node, f"calls {name} (processes)")
@@ -334,7 +408,7 @@ class _Scanner(ast.NodeVisitor):
             "Path",
             "read",
         ):
-            text = ast.dump(node)
+            text = strings(node)
             hit = next((s for s in SECRET_PATHS if s in text), None)
             if hit or "__file__" in text or "__session__" in text or "environ" in text:
                 self.flag(
@@ -342,43 +416,28 @@ class _Scanner(ast.NodeVisitor):
                 )
         elif last == "patch" or name.startswith(("mock.", "unittest.mock")):
             self.flag(node, f"calls {name} (patching)")
-        elif name in ("exec", "eval", "compile", "builtins.exec", "builtins.eval", "builtins.compile"):
-            if _constant(first) is None:
-                self.flag(node, f"calls {name} on code built at run time")
-        elif name in ("__import__", "importlib.import_module", "import_module", "importlib.__import__"):
-            if _constant(first) is None:
-                self.flag(node, f"calls {name} on a name built at run time")
-            else:
-                self._import(node, _constant(first), via=f" through {name}()")
-        elif last in ("getattr", "setattr", "delattr", "hasattr") and len(node.args) > 1:
-            attribute = _constant(node.args[1])
-            if (
-                attribute is None
-                and isinstance(first, (ast.Name, ast.Attribute))
-                and _root(first)
-                in GUARDED_MODULES | NETWORK_MODULES | PROCESS_MODULES | {"os", "sys", "importlib"}
-            ):
-                self.flag(node, f"{last}({_dotted(first)}, <a name built at run time>)")
-            elif (
-                attribute in SHELL_HOOKS | INTROSPECTION_ATTRIBUTES | PROCESS_CALLS or attribute == "modules"
-            ):
-                self.flag(node, f"{last}(..., {attribute!r})")
         elif last in ("register", "unregister") and "events" in name:
             self.flag(node, f"calls {name} (runs code around every later cell)")
-        self.generic_visit(node)
+        return None
 
     def visit_Subscript(self, node: ast.Subscript) -> None:
-        if _dotted(node.value) in ("os.environ", "environ") and "COURSE_FIXTURES" in ast.dump(node.slice):
+        if _dotted(node.value) in ("os.environ", "environ") and "COURSE_FIXTURES" in strings(node.slice):
             self.flag(node, "reads COURSE_FIXTURES (fixture files)")
-        self.generic_visit(node)
+
+
+def _constant(node: ast.AST | None) -> str | None:
+    return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
 
 
 def scan_source(source: str, protected: frozenset[str] = frozenset()) -> list[str]:
-    tree = parse(source)
+    try:
+        tree = parse(source)
+    except Unreadable as error:
+        return [f"cannot be read whole: {error} (line 1)"]
     if tree is None:
         return []
     scanner = _Scanner(protected)
-    scanner.visit(tree)
+    scanner.walk(tree)
     return scanner.found
 
 
@@ -436,7 +495,10 @@ def hidden_names(source: NotebookNode) -> frozenset[str]:
 
 
 def _uses_hidden(source: str, hidden: frozenset[str]) -> list[str]:
-    tree = parse(source)
+    try:
+        tree = parse(source)
+    except Unreadable:  # scan_source flags the cell
+        return []
     if tree is None or not hidden:
         return []
     defined = {

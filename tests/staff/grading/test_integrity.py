@@ -59,11 +59,67 @@ from staff.grading.integrity import static_scan
         ),
         ("%time y = softmax(x)", False),
         ("%matplotlib inline", False),
-        ("layer = getattr(model, f'layer{i}')", False),
+        ("layer = getattr(model, 'layer0')", False),
+        ("for name in ('q_lin', 'k_lin'):\n    setattr(self, name, nn.Linear(4, 4))", False),
+        ("for name in ('q_lin', names):\n    setattr(self, name, nn.Linear(4, 4))", True),
+        ("for name in ('q_lin', 'k_lin'):\n    name = name + x\n    f = getattr(F, name)", True),
+        ("model = model.to(device).eval()", False),
+        ("scores = np.einsum('bhqd,bhkd->bhqk', q, k)", False),
+        ("%%time\ny = softmax(x)", False),
+        ("%timeit -n 1 -r 1 softmax(x)", False),
+        ("%%capture out\nfor _ in range(3):\n    y = softmax(x)", False),
+        # what a cell magic or a code string runs is code too
+        ("%%time\nimport subprocess\ny = softmax(x)", True),
+        ("%%capture\nimport socket", True),
+        ("%%time\n%%capture\nimport socket", True),
+        ("%timeit -n1 -r 1 import socket", True),
+        ("%time np.allclose = lambda *a, **k: True", True),
+        ("exec('import socket')", True),
+        ("get_ipython().run_cell_magic('time', '', code)", True),
+        # names built at run time: what they reach cannot be read
+        ("layer = getattr(model, f'layer{i}')", True),
+        ("f = getattr(F, 'multi_head_' + 'attention_forward')", True),
+        ("import __main__\nf = getattr(__main__, 'reference_' + name)", True),
+        ("hasattr(qa, name)", True),
+        ("import operator\nf = operator.attrgetter(name)(torch)", True),
+        ("d = x.__dict__", True),
+        ("d = vars(x)", True),
+        ("d = locals()", True),
+        ("import inspect", True),
+        ("import gc", True),
+        ("f = __builtins__.getattr", True),
+        ("m = __import__('math')", True),
+        ("f = eval(text)", True),
     ],
 )
 def test_integrity_scan(source, flagged):
     assert bool(static_scan.scan_source(source)) == flagged
+
+
+def test_a_cell_too_deep_for_a_recursive_walk_is_scanned():
+    """A 600-branch elif chain (600 nested If nodes) runs in IPython; the scan reads it whole."""
+    chain = "if x == 0:\n    y = 0\n" + "".join(f"elif x == {i}:\n    y = {i}\n" for i in range(1, 600))
+    assert static_scan.scan_source(chain) == []
+    assert static_scan.scan_source(chain + "import socket\n") == ["imports socket (network) (line 1201)"]
+    flags = static_scan.scan_source("y = " + "-" * 200_000 + "1")
+    assert flags and "cannot be read whole" in flags[0]
+
+
+@pytest.mark.parametrize(
+    "code, call",
+    [
+        ("import course.text\ny = course.text.torch.softmax(x, -1)", "torch.softmax"),
+        ("from course.text import torch as t\ny = t.softmax(x, -1)", "torch.softmax"),
+        ("import course.models\nB = course.models.transformers.DistilBertModel", "transformers.DistilBertModel"),
+        ("from course import models\nB = getattr(models.transformers, 'DistilBertModel')", "transformers"),
+        ("%%capture\nimport torch\ny = torch.softmax(x, -1)", "torch.softmax"),
+    ],
+)
+def test_a_library_reached_by_another_path_or_in_a_magic_is_named(code, call):
+    from staff.grading.integrity import library_use
+
+    found = library_use.uses(code, ["torch", "torch.*", "transformers", "transformers.*"], {"np": "numpy"})
+    assert any(call in name for name, _ in found), found
 
 
 def _released(assignment):
