@@ -110,7 +110,10 @@ def test_a_cell_too_deep_for_a_recursive_walk_is_scanned():
     [
         ("import course.text\ny = course.text.torch.softmax(x, -1)", "torch.softmax"),
         ("from course.text import torch as t\ny = t.softmax(x, -1)", "torch.softmax"),
-        ("import course.models\nB = course.models.transformers.DistilBertModel", "transformers.DistilBertModel"),
+        (
+            "import course.models\nB = course.models.transformers.DistilBertModel",
+            "transformers.DistilBertModel",
+        ),
         ("from course import models\nB = getattr(models.transformers, 'DistilBertModel')", "transformers"),
         ("%%capture\nimport torch\ny = torch.softmax(x, -1)", "torch.softmax"),
     ],
@@ -223,3 +226,42 @@ def test_honest_samples_and_the_solution_are_not_flagged(assignment):
     for sample in samples.load(assignment):
         if sample.expected_status != "flagged":
             assert static_scan.scan(samples.fill(sample), released) == [], sample.student
+
+
+@pytest.mark.parametrize(
+    "assignment, cell, code, named",
+    [
+        (
+            "05_decoder",
+            "gpt_model",
+            "import course.models\nGPT = course.models.transformers.GPT2LMHeadModel\n",
+            "(that is, transformers.GPT2LMHeadModel)",
+        ),
+        (
+            "05_decoder",
+            "causal_attention",
+            "import __main__\n\ndef decoder_mask(n):\n"
+            "    return getattr(__main__, 'reference_' + 'decoder_mask')(n)\n",
+            "getattr(__main__, <a name built at run time>)",
+        ),
+        (
+            "06_question_answering",
+            "best_span",
+            "def best_span(*args, **kwargs):\n    return getattr(qa, '_select_' + 'starts_ends')()(*args)\n",
+            "getattr(qa, <a name built at run time>)",
+        ),
+        (
+            "02_distilbert",
+            "attention_block",
+            "%%capture\nimport course.models\nBlock = course.models.transformers.models.distilbert.modeling_distilbert.TransformerBlock\n",
+            "(that is, transformers.models.distilbert.modeling_distilbert.TransformerBlock)",
+        ),
+    ],
+)
+def test_a_shortcut_one_step_from_a_closed_one_is_flagged(assignment, cell, code, named):
+    """Issue 49's submissions, each a small step from a trick already closed: another path to the
+    library, a magic around it, a name built at run time."""
+    sample = next(s for s in samples.load(assignment) if s.student.startswith("correct"))
+    sample.cells[cell] = code
+    flags = static_scan.scan(samples.fill(sample), _released(assignment))
+    assert any(f.startswith(f"{cell}: ") and named in f for f in flags), flags
