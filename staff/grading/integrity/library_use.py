@@ -8,7 +8,8 @@ its metadata, the calls that would answer it::
 
     "course": {"library_answers": ["torch", "torch.*", "scipy", "scipy.*"]}
 
-(shell-style patterns on the dotted name the call resolves to: ``F.softmax`` after
+(shell-style patterns on the dotted name the call resolves to, or on an attribute chain as written,
+``*self_attn`` for the attention part of a given ``nn.TransformerDecoderLayer``: ``F.softmax`` after
 ``import torch.nn.functional as F`` is ``torch.nn.functional.softmax``), and to what that names
 (:mod:`resolve`: ``course.text.torch.softmax`` is ``torch.softmax``). The lists come from the
 released notebook (the course's copy), never from the submission. A cell the student added (no
@@ -94,8 +95,9 @@ class _Names(Walker):
 
     def visit_Attribute(self, node: ast.Attribute) -> bool:
         name = self.resolve(node)
-        if name:
-            self.used.append((name, node.lineno))
+        # An object's parts by their own names (``layer.self_attn``): a pattern such as ``*self_attn``
+        # names a given library module's pieces, whatever object holds them.
+        self.used.append((name or dotted(node) or node.attr, node.lineno))
         return not name
 
     def visit_Name(self, node: ast.Name) -> None:

@@ -245,6 +245,14 @@ def test_honest_samples_and_the_solution_are_not_flagged(assignment):
             "getattr(__main__, <a name built at run time>)",
         ),
         (
+            "05_decoder",
+            "seq2seq",
+            "class Seq2Seq(nn.Module):\n    def forward(self, source, source_padding, target_in, target_padding):\n"
+            "        h = self.embed(target_in)\n        for layer in self.decoder:\n"
+            "            h = layer.norm1(h + layer.self_attn(h, h, h, need_weights=False)[0])\n        return h\n",
+            "layer.self_attn (line 5)",
+        ),
+        (
             "06_question_answering",
             "best_span",
             "def best_span(*args, **kwargs):\n    return getattr(qa, '_select_' + 'starts_ends')()(*args)\n",
