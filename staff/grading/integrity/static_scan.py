@@ -179,6 +179,8 @@ SHELL_HOOKS = {
 RECORD_NAMES = ("course.record", "COURSE_RECORDS", "RECORDS_VARIABLE", "_course_guard")
 
 
+#: Attributes that are what an object computes: assigning one swaps in another object's work.
+REPLACED_BEHAVIOUR = {"forward", "__call__", "_call_impl", "__class__"}
 #: Ways to reach an attribute, a module or a value by a name built at run time: what they reach
 #: cannot be read from the code, so any use in a student's cell is flagged (a name built at run time
 #: is itself a reason to look).
@@ -244,6 +246,9 @@ class _Scanner(Walker):
             _root(target) in GUARDED_MODULES or target.attr in COMPARISONS
         ):
             self.flag(node, f"replaces {_dotted(target)}")
+        elif isinstance(target, ast.Attribute) and target.attr in REPLACED_BEHAVIOUR:
+            # a model whose forward is another object's answers with that object's work
+            self.flag(node, f"replaces {_dotted(target) or target.attr} (what the object computes)")
         elif isinstance(target, ast.Name) and target.id in self.protected:
             self.flag(node, f"redefines {target.id}")
         elif isinstance(target, (ast.Tuple, ast.List)):

@@ -245,6 +245,19 @@ def test_honest_samples_and_the_solution_are_not_flagged(assignment):
             "getattr(__main__, <a name built at run time>)",
         ),
         (
+            "04_finetuning",
+            "train",
+            "def train(model, *args, **kwargs):\n    trained = models.load_classifier()\n"
+            "    model.forward = lambda *a, **k: trained(*a, **k).logits\n",
+            "replaces model.forward",
+        ),
+        (
+            "04_finetuning",
+            "train",
+            "def train(model, *args, **kwargs):\n    trained = models.load_classifier()\n    return trained\n",
+            "course.models.load_classifier",
+        ),
+        (
             "05_decoder",
             "seq2seq",
             "class Seq2Seq(nn.Module):\n    def forward(self, source, source_padding, target_in, target_padding):\n"
