@@ -11,7 +11,9 @@ numbers, the outputs the student submitted for the cells the question names sit 
 run's (staff/grading/review/submitted_outputs.py; hostile outputs: tests/staff/grading/test_submitted_outputs.py). Formulas render and nothing loads from
 the internet. A student's HTML in an answer and in outputs neither runs, nor makes a request, nor
 dresses up as the page, while a figure pasted into the answer shows (staff/grading/review/markdown_policy.py),
-and every page sends a Content-Security-Policy that the whole flow never runs into (csp.py). Screenshots of each step go to the test's folder (and to ``--screenshots=DIR``:
+and every page sends a Content-Security-Policy that the whole flow never runs into (csp.py). The
+integrity scan's flags, which quote what the student wrote, show as text beside their cell
+(staff/grading/review/integrity_panel.py). Screenshots of each step go to the test's folder (and to ``--screenshots=DIR``:
 `make screenshots` writes the README's into docs/figures/).
 """
 
@@ -32,6 +34,7 @@ from staff.grading import autograde
 from staff.grading.execution import skipping
 from staff.grading.results import export
 from staff.grading.review import formgrader
+from staff.grading.status import Outcome, save_status, status_file
 from support import free_port
 
 pytestmark = pytest.mark.notebooks
@@ -438,11 +441,10 @@ def _policy(response) -> dict[str, list[str]]:
     return {d.split()[0]: d.split()[1:] for d in (p.strip() for p in header.split(";")) if d}
 
 
-def test_the_ta_sees_only_what_the_course_vouches_for(page, server, hostile_answer):
-    """A student's HTML in an answer and in outputs: no overlay or fake box in the page's classes,
-    no request (to an endpoint with a side effect, to a third party), no script or handler runs;
-    the figure the student pasted shows; the formgrader's pages send a Content-Security-Policy."""
-    running = server[0]
+def _open_hoppers_page(page, running, selector: str) -> tuple[list[str], object, object]:
+    """Grace Hopper's grading page of assignment 1, opened from its list as a TA does, until
+    ``selector`` shows and no request is under way (any image the page would fetch has been asked
+    for): (every address the browser asked for meanwhile, the list's response, the page's)."""
     requests = []
 
     def seen(request):
@@ -457,10 +459,19 @@ def test_the_ta_sees_only_what_the_course_vouches_for(page, server, hostile_answ
         )
         page.problems.clear()
         graded = page.goto(running.url + next(h for text, h in links if text == "Hopper, Grace"))
-        page.wait_for_selector("#q_scaling", timeout=30_000)
-        _settle(page)  # any image the page would fetch has been asked for
+        page.wait_for_selector(selector, timeout=30_000)
+        _settle(page)
     finally:
         page.remove_listener("request", seen)
+    return requests, listing, graded
+
+
+def test_the_ta_sees_only_what_the_course_vouches_for(page, server, hostile_answer):
+    """A student's HTML in an answer and in outputs: no overlay or fake box in the page's classes,
+    no request (to an endpoint with a side effect, to a third party), no script or handler runs;
+    the figure the student pasted shows; the formgrader's pages send a Content-Security-Policy."""
+    running = server[0]
+    requests, listing, graded = _open_hoppers_page(page, running, "#q_scaling")
     fired = [url for url in requests if any(bad in url for bad in SIDE_EFFECTS)]
     assert not fired, f"the student's HTML made the TA's browser request {fired}"
     # (had /logout been fetched, the TA would now be logged out: the page's grades would not load)
@@ -507,6 +518,69 @@ def test_the_ta_sees_only_what_the_course_vouches_for(page, server, hostile_answ
         assert policy["frame-ancestors"] == ["'self'"]
     lab = page.request.get(running.page("lab"))  # JupyterLab's own pages: a policy too
     assert "object-src 'none'" in lab.headers.get("content-security-policy", "")
+
+
+#: Flags as the integrity scan writes them, quoting what Grace Hopper chose (a grade id, a string):
+#: a blank line that would end the panel's HTML block, then a markdown image and link, a bare URL,
+#: HTML with a script and a handler, emphasis and a formula. Each request they could make has
+#: "flag-" in its address.
+HOSTILE_FLAGS = [
+    "q_scaling: library: uses torch.softmax\n\n![image](/hub/logout?flag-image) "
+    "[link](http://example.invalid/flag-link) http://example.invalid/flag-bare "
+    '<img src="/logout?flag-html"><script>window.flagScript = true</script>'
+    '<img src="x" onerror="window.flagHandler = true"> *not emphasis* $x^2$',
+    "cell 9\n\n![top](/hub/logout?flag-top): imports <b>socket</b> (network) (line 1)",
+]
+
+
+@pytest.fixture
+def hostile_flags(graded_course):
+    """Grace Hopper's assignment 1 as if the integrity scan had flagged it with :data:`HOSTILE_FLAGS`
+    (one about her answer ``q_scaling``, one about a cell she added, hence on top): a status line
+    appended, as autograde writes it; the status file put back afterwards."""
+    path = status_file(graded_course)
+    original = path.read_bytes()
+    save_status(
+        graded_course, [Outcome("partial", HOSTILE, "flagged", "for manual review", 1.0, HOSTILE_FLAGS)]
+    )
+    yield HOSTILE_FLAGS
+    path.write_bytes(original)
+
+
+def test_flags_quoting_the_student_show_as_text(page, server, hostile_flags):
+    """The flags' panels are on the page, each as text: no image, link, script or formula made of
+    what the student wrote, and no request to the addresses it names."""
+    requests, _, _ = _open_hoppers_page(page, server[0], "div.integrity-flags")
+    # once MathJax has typeset the page (the course's formulas), the flags' "$x^2$" stays text
+    page.wait_for_function("window.MathJax && MathJax.isReady", timeout=60_000)
+    page.evaluate("MathJax.Hub.Queue(() => { window.typesetDone = true; })")
+    page.wait_for_function("window.typesetDone && document.querySelector('.MathJax')", timeout=60_000)
+    fired = [url for url in requests if "flag-" in url or any(bad in url for bad in SIDE_EFFECTS)]
+    assert not fired, f"a flag made the TA's browser request {fired}"
+    assert page.evaluate("[window.flagScript, window.flagHandler]") == [None, None]
+    assert not page.problems, page.problems
+    panels = page.evaluate(
+        """() => { const cells = [...document.querySelectorAll('.cell')];
+            const answer = cells.indexOf(document.getElementById('q_scaling').closest('.cell'));
+            return [...document.querySelectorAll('div.integrity-flags')].map(p => ({
+                tags: [...p.querySelectorAll('*')].map(e => e.tagName.toLowerCase()),
+                items: [...p.querySelectorAll('li')].map(li => li.innerText),
+                heading: p.querySelector('strong').innerText,
+                visible: p.getBoundingClientRect().height > 0,
+                after: cells.indexOf(p.closest('.cell')) - answer})); }"""
+    )
+    assert [p["heading"] for p in panels] == [
+        "For review (the whole submission)",
+        "For review (cell q_scaling)",
+    ]
+    assert [p["tags"] for p in panels] == [["strong", "ul", "li"]] * 2, "no element made of the flags"
+    assert all(p["visible"] for p in panels)
+    # the rest in the page's first cell; the answer's after it (its model answer, its outputs between)
+    assert panels[0]["after"] < 0 and 0 < panels[1]["after"] <= 3, panels
+    (top,), (beside,) = panels[0]["items"], panels[1]["items"]
+    # Shown as the student wrote them, on one line: each line break as a visible mark
+    assert top == HOSTILE_FLAGS[1].replace("\n", "\u21b5")
+    assert beside == HOSTILE_FLAGS[0].replace("\n", "\u21b5")
 
 
 def test_no_server_errors_while_grading(server):

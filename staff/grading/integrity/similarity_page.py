@@ -4,13 +4,17 @@ groups of students that flagged pairs link, the pairs ranked by similarity with 
 scores, and one page per pair with both submissions' answer cells side by side, the lines the other
 holds too highlighted. It is for a human to read; nothing here writes to the gradebook.
 
-Everything a student wrote or named is escaped: student code never runs in a reader's browser.
+Everything a student wrote or named (ids, cell names, code) is shown as text through
+:func:`staff.grading.student_text.inert_html`: student code never runs in a reader's browser, and
+its control and invisible characters (a bidirectional override that reorders a line) show.
 """
 
 from __future__ import annotations
 
 import html
 from pathlib import Path
+
+from staff.grading.student_text import inert_html
 
 _STYLE = (
     "<style>body{font-family:sans-serif;margin:2em auto;max-width:80em}"
@@ -65,7 +69,7 @@ def _assignment(result, out: Path, top: int) -> list[str]:
     if result.empty:
         parts.append(
             f"<p>Nothing written beyond the release (or an unreadable notebook), not compared "
-            f"({len(result.empty)}): " + ", ".join(map(html.escape, result.empty)) + ".</p>"
+            f"({len(result.empty)}): " + ", ".join(map(inert_html, result.empty)) + ".</p>"
         )
     if result.pairs:
         _histogram(result, out / f"{name}.png")
@@ -76,7 +80,7 @@ def _assignment(result, out: Path, top: int) -> list[str]:
     if groups:
         parts.append(
             "<h3>Groups linked by flagged pairs</h3><ul>"
-            + "".join(f"<li>{len(g)}: {', '.join(map(html.escape, g))}</li>" for g in groups)
+            + "".join(f"<li>{len(g)}: {', '.join(map(inert_html, g))}</li>" for g in groups)
             + "</ul>"
         )
     shown = result.shown
@@ -95,8 +99,8 @@ def _assignment(result, out: Path, top: int) -> list[str]:
             link = f"<a href='{html.escape(name)}/{page}'>side by side</a>"
         parts.append(
             f"<tr{' class=flag' if pair.score >= result.threshold else ''}><td>{rank}</td>"
-            f"<td>{pair.score:.2f}</td><td>{html.escape(pair.a)}</td><td>{pair.shares[0]:.0%}</td>"
-            f"<td>{html.escape(result.scores.get(pair.a, '-'))}</td><td>{html.escape(pair.b)}</td>"
+            f"<td>{pair.score:.2f}</td><td>{inert_html(pair.a)}</td><td>{pair.shares[0]:.0%}</td>"
+            f"<td>{html.escape(result.scores.get(pair.a, '-'))}</td><td>{inert_html(pair.b)}</td>"
             f"<td>{pair.shares[1]:.0%}</td><td>{html.escape(result.scores.get(pair.b, '-'))}</td>"
             f"<td>{link}</td></tr>"
         )
@@ -109,24 +113,25 @@ def _assignment(result, out: Path, top: int) -> list[str]:
 def _pair_page(pair, result, rank: int) -> str:
     a, b = result.answers[pair.a], result.answers[pair.b]
     flag = "flagged" if pair.score >= result.threshold else "not flagged"
+    name_a, name_b = inert_html(pair.a), inert_html(pair.b)
     parts = [
         f"<!doctype html><meta charset='utf-8'><title>{html.escape(result.assignment)} #{rank}</title>",
         _STYLE,
         f"<p><a href='../index.html#{html.escape(result.assignment)}'>back to the report</a></p>",
-        f"<h1>{html.escape(result.assignment)} #{rank}: {html.escape(pair.a)} and {html.escape(pair.b)}</h1>",
+        f"<h1>{html.escape(result.assignment)} #{rank}: {name_a} and {name_b}</h1>",
         f"<p>Similarity <b>{pair.score:.2f}</b> ({flag} at {result.threshold:g}): {pair.shares[0]:.0%} of "
-        f"{html.escape(pair.a)}'s code is in {html.escape(pair.b)}'s, {pair.shares[1]:.0%} of "
-        f"{html.escape(pair.b)}'s in {html.escape(pair.a)}'s. Scores: {html.escape(pair.a)} "
-        f"{html.escape(result.scores.get(pair.a, '-'))}, {html.escape(pair.b)} "
+        f"{name_a}'s code is in {name_b}'s, {pair.shares[1]:.0%} of "
+        f"{name_b}'s in {name_a}'s. Scores: {name_a} "
+        f"{html.escape(result.scores.get(pair.a, '-'))}, {name_b} "
         f"{html.escape(result.scores.get(pair.b, '-'))}. Highlighted: lines whose normalised code the other "
         f"submission holds too (names may differ). {_NOTE}</p>",
         "<table class=code><tr><th></th>"
-        + "".join(f"<th>{html.escape(x.label)}</th>" for x in (a, b))
+        + "".join(f"<th>{inert_html(x.label)}</th>" for x in (a, b))
         + "</tr>",
     ]
     for cell in list(dict.fromkeys([*a.cells, *b.cells])):
         parts.append(
-            f"<tr><th>{html.escape(cell)}</th>"
+            f"<tr><th>{inert_html(cell)}</th>"
             + "".join(
                 f"<td>{_code(x.cells.get(cell), hits.get(cell, set()))}</td>"
                 for x, hits in zip((a, b), pair.lines)
@@ -144,7 +149,7 @@ def _code(source: str | None, hits: set[int]) -> str:
         "<pre>"
         + "".join(
             f"<span class='l{' hit' if number in hits else ''}'><span class=n>{number:3d} </span>"
-            f"{html.escape(line)}</span>"
+            f"{inert_html(line, None, lines=True)}</span>"
             for number, line in lines
         )
         + "</pre>"

@@ -9,6 +9,8 @@ whose status needs a human (flagged, repaired, timeout, kernel died, disk quota,
 with its reasons one per line, the scores as a table (one row per submission, sortable, filtered by
 assignment and status) and the regrade log (:mod:`regrade`); it links ``make similarity``'s report
 when there is one. The page fits a laptop's window (tests/e2e/test_report.py, in Chromium).
+Student ids and reasons (which quote what students wrote) are shown as text, each reason's item
+cut at a length (:func:`staff.grading.student_text.inert_html`).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from staff import course_dir, text_table
 from staff.course_dir import CourseDir
 from staff.grading.integrity import similarity
 from staff.grading.status import load_status
+from staff.grading.student_text import inert_html
 
 
 @dataclass
@@ -186,7 +189,7 @@ def reason_items(reason: str) -> list[str]:
 
 
 def _reasons_html(reason: str) -> str:
-    items = [f"<li>{html.escape(item)}</li>" for item in reason_items(reason)]
+    items = [f"<li>{inert_html(item)}</li>" for item in reason_items(reason)]
     if len(items) <= FIRST_REASONS + 1:
         return f"<ul>{''.join(items)}</ul>"
     return (
@@ -232,7 +235,8 @@ def _figures(
     timed = sorted(status.values(), key=lambda o: -o["seconds"])
     fig, ax = plt.subplots(figsize=(8, 0.25 * len(timed) + 1.2))
     ax.barh(range(len(timed)), [o["seconds"] for o in timed], color="#8172b2")
-    ax.set_yticks(range(len(timed)), [f"{o['assignment']} · {o['student']}" for o in timed], fontsize=8)
+    labels = [f"{o['assignment']} · {o['student']}" for o in timed]
+    ax.set_yticks(range(len(timed)), labels, fontsize=8, parse_math=False)  # a student id's "$" is no formula
     ax.invert_yaxis()
     ax.set(xlabel="seconds", title="Grading time per submission")
     figures.append(("Grading time per submission", "grading_time.png", fig))
@@ -270,7 +274,7 @@ def _scores_html(found: list[Row], status: dict) -> list[str]:
         )
         parts.append(
             f"<tr data-assignment='{html.escape(r.assignment)}' data-status='{html.escape(state(r))}'>"
-            f"<td>{html.escape(r.assignment)}</td><td>{html.escape(r.student)}</td>"
+            f"<td>{html.escape(r.assignment)}</td><td>{inert_html(r.student)}</td>"
             f"<td>{html.escape(state(r))}</td><td class='num'>{r.auto_score:g}</td>"
             f"<td class='num'>{r.auto_max:g}</td><td class='num'>{r.manual_pending:g}</td>"
             f"<td>{expected}</td></tr>"
@@ -311,7 +315,7 @@ def write_report(
             "<th>why</th></tr></thead><tbody>"
         )
         parts += [
-            f"<tr><td>{html.escape(o['assignment'])}</td><td>{html.escape(o['student'])}</td>"
+            f"<tr><td>{html.escape(o['assignment'])}</td><td>{inert_html(o['student'])}</td>"
             f"<td>{html.escape(o['status'])}</td><td>{_reasons_html(o['reason'])}</td></tr>"
             for o in sorted(
                 attention, key=lambda o: (o["status"] != "flagged", o["assignment"], o["student"])

@@ -48,6 +48,7 @@ import nbformat
 from nbconvert.preprocessors import Preprocessor
 
 from staff.grading.review.model_answers import grading_page_source, is_manually_graded
+from staff.grading.student_text import inert_html
 
 #: Limits on what a submitted notebook can put on the TA's page.
 MAX_NOTEBOOK_BYTES = 64 * 2**20  # larger is not read at all (a 300-answer session stays fast)
@@ -67,7 +68,6 @@ SAME = "The graded run showed the same."
 NOT_VERIFIED = "outputs as saved in the student's notebook; the grader did not produce them"
 
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 
 CSS = """
 details.submitted-outputs { margin: -10px 0 20px 0; }
@@ -182,15 +182,17 @@ def png(value) -> bytes | str:
 
 
 def _clean(text: str) -> str:
-    return _CONTROL.sub("", _ANSI.sub("", text.replace("\r\n", "\n").replace("\r", "\n")))
+    """Without terminal colours, line ends as newlines (other control characters are shown, by
+    :func:`_pre`)."""
+    return _ANSI.sub("", text.replace("\r\n", "\n").replace("\r", "\n"))
 
 
 def _pre(text: str) -> str:
-    """Escaped text on one line (newlines as character references): the panel is an HTML block of
-    a markdown cell, which a blank line would end (and markdown would then parse the rest); ``$``
-    escaped too, so neither nbconvert's math nor the page's MathJax reads a student's text."""
-    escaped = html.escape(text).replace("$", "&#36;").replace("\n", "&#10;")
-    return f"<pre>{escaped}</pre>"
+    """The text as text, its lines kept as character references (the panel is an HTML block of a
+    markdown cell, which a blank line would end, and markdown would then parse the rest; nothing
+    else of it is markup either: :func:`~staff.grading.student_text.inert_html`); the panel's
+    class keeps MathJax from a student's ``$``."""
+    return f"<pre>{inert_html(text, None, lines=True)}</pre>"
 
 
 def render(outputs: list) -> tuple[list[str], tuple]:
@@ -227,7 +229,7 @@ def render(outputs: list) -> tuple[list[str], tuple]:
             pieces.append(f'<p class="omitted">{html.escape(image)}</p>')
         elif omitted:
             pieces.append(
-                f'<p class="omitted">output not shown (only text and PNG are): {html.escape(omitted)}</p>'
+                f'<p class="omitted">output not shown (only text and PNG are): {inert_html(omitted)}</p>'
             )
         elif text:
             text = _clean(text)
@@ -287,7 +289,7 @@ def panel(grade_id: str, origin: str, body: str) -> nbformat.NotebookNode:
         f'<details class="panel panel-info submitted-outputs tex2jax_ignore" open '
         f'data-grade-id="{html.escape(grade_id)}">\n'
         f'<summary class="panel-heading"><strong>{html.escape(LABEL)}</strong>'
-        f'<span class="source">{html.escape(origin)}: {NOT_VERIFIED}</span></summary>\n'
+        f'<span class="source">{inert_html(origin)}: {NOT_VERIFIED}</span></summary>\n'
         f'<div class="panel-body">\n{body}\n</div>\n</details>'
     )
     return nbformat.v4.new_markdown_cell("\n".join(line for line in text.split("\n") if line.strip()))
@@ -330,7 +332,7 @@ class AddSubmittedOutputs(Preprocessor):
             grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
             if is_manually_graded(cell) and grade_id in wanted:
                 if problem:
-                    body = f'<p class="differs unreadable">{html.escape(problem)}</p>'
+                    body = f'<p class="differs unreadable">{inert_html(problem, None)}</p>'
                 else:
                     body = "\n".join(
                         compare(name, submitted.get(name), graded.get(name)) for name in wanted[grade_id]

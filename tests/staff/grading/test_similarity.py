@@ -9,6 +9,7 @@ add comments and change a few lines of it or of the bundled ``correct_loops``.""
 
 from __future__ import annotations
 
+import html
 from pathlib import Path
 
 import nbformat
@@ -197,9 +198,10 @@ def test_the_report_shows_pairs_side_by_side_escaped(tmp_path, monkeypatch, caps
     pages = sorted((folder / A).glob("*.html"))
     assert [p.name for p in pages] == ["1.html", "2.html", "3.html"]
     first = pages[0].read_text()
-    assert "class='l hit'" in first and "def apply_self_attention" in first
+    assert "class='l hit'" in first and "def apply_self_attention" in html.unescape(first)
     written = "".join(p.read_text() for p in folder.rglob("*.html"))
-    assert "<script>" not in written and "x<u>y" not in written and "x&lt;u&gt;y" in index
+    assert "<script>" not in written and "x<u>y" not in written and "x<u>y" in html.unescape(index)
+    assert "</pre><script>alert(1)</script>" in html.unescape(written), "the student's code, as text"
 
 
 @pytest.mark.notebooks  # a real nbgrader gradebook (nbgrader runs alembic to create it)
