@@ -121,7 +121,7 @@ def test_a_cell_too_deep_for_a_recursive_walk_is_scanned():
 def test_a_library_reached_by_another_path_or_in_a_magic_is_named(code, call):
     from staff.grading.integrity import library_use
 
-    found = library_use.uses(code, ["torch", "torch.*", "transformers", "transformers.*"], {"np": "numpy"})
+    found, _ = library_use.uses(code, ["torch", "torch.*", "transformers", "transformers.*"], {"np": "numpy"})
     assert any(call in name for name, _ in found), found
 
 
@@ -286,3 +286,40 @@ def test_a_shortcut_one_step_from_a_closed_one_is_flagged(assignment, cell, code
     sample.cells[cell] = code
     flags = static_scan.scan(samples.fill(sample), _released(assignment))
     assert any(f.startswith(f"{cell}: ") and named in f for f in flags), flags
+
+
+@pytest.mark.parametrize(
+    "assignment, cell, code, outside",
+    [
+        (
+            "01_attention",
+            "softmax",
+            "import pandas as pd\n\ndef softmax(x, axis=-1):\n    return pd.DataFrame(x).to_numpy()\n",
+            "pandas.DataFrame",
+        ),
+        (
+            "02_distilbert",
+            "model",
+            "class DistilBertClassifier(nn.Module):\n    def __init__(self, config):\n"
+            "        super().__init__()\n        self.encoder = models.load_encoder()\n",
+            "course.models.load_encoder (line 4)",
+        ),
+        (
+            "06_question_answering",
+            "answer_text",
+            "import course.text\n\ndef answer_text(*args):\n    return course.text.decode(args[0])\n",
+            "course.text",
+        ),
+    ],
+)
+def test_a_from_scratch_answer_using_a_module_its_exercise_does_not_allow_is_flagged(
+    assignment, cell, code, outside
+):
+    """Each answer cell says what its answer may use (``may_use`` in the release, beside
+    ``library_answers``): a module outside it is named, whatever the list of known implementations
+    misses."""
+    sample = next(s for s in samples.load(assignment) if s.student.startswith("correct"))
+    sample.cells[cell] = code
+    flags = [f for f in static_scan.scan(samples.fill(sample), _released(assignment)) if "outside" in f]
+    assert len(flags) == 1 and flags[0].startswith(f"{cell}: outside the exercise: uses "), flags
+    assert outside in flags[0] and "does not allow (its answer may use " in flags[0], flags
