@@ -33,6 +33,8 @@ from staff.grading.gradebook import late
 NAME = re.compile(r"^(\d\d)_([a-z][a-z0-9]*(?:_[a-z0-9]+)*)$")
 #: Libraries whose functions would be the exercise's answer (the integrity scan flags their use).
 LIBRARY_ANSWERS = ["torch", "torch.*", "scipy", "scipy.*", "jax", "jax.*", "sklearn", "sklearn.*"]
+#: What the example's answer may use (a NumPy exercise): any other module it reaches is flagged.
+MAY_USE = ["numpy", "numpy.*"]
 #: How long an assignment is open, and the sample students the scaffold adds to the roster.
 OPEN_FOR = timedelta(days=14)
 STUDENTS = {
@@ -104,7 +106,7 @@ def layer_norm(x, gamma, beta, eps=1e-5):
         locked=False,
         solution=True,
     )
-    answer.metadata["course"] = {"library_answers": LIBRARY_ANSWERS}
+    answer.metadata["course"] = {"library_answers": LIBRARY_ANSWERS, "may_use": MAY_USE}
     question = _cell(
         "markdown",
         "q_rows",
