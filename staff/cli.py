@@ -50,6 +50,11 @@ def _fixtures_check(args) -> int:
                 else "every value as committed"
             )
         )
+    for label, share, tolerance in spread.tightest():
+        print(
+            f"fixtures-check: tightest: {label} moved by {share:.1%} of its grading tolerance "
+            f"(atol={tolerance.atol:g}, rtol={tolerance.rtol:g}; the check allows {tolerance.share:.0%})"
+        )
     print(
         "fixtures-check: committed fixtures agree with a fresh build (within a share, by default a tenth, of the grading "
         "tolerances)"

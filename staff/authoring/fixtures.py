@@ -182,14 +182,23 @@ def _abs_error(fresh: np.ndarray, committed: np.ndarray) -> tuple[np.ndarray, np
 
 @dataclass
 class Spread:
-    """Per assignment, the largest share of a grading tolerance any compared value moved by in a
-    rebuild, and where: what ``make fixtures-check`` reports on another CPU, kernel or thread count."""
+    """How far each compared value moved in a rebuild, as a share of its grading tolerance: per
+    assignment the largest and where, and every value's, so ``make fixtures-check`` reports the
+    tightest ones on another CPU, kernel or thread count next to the share its check allows."""
 
     worst: dict[str, tuple[float, str]] = field(default_factory=dict)
+    moved: dict[str, tuple[float, Tolerance]] = field(default_factory=dict)
 
-    def add(self, assignment: str, share: float, label: str) -> None:
+    def add(self, assignment: str, share: float, label: str, tolerance: Tolerance | None = None) -> None:
         if share > self.worst.get(assignment, (-1.0, ""))[0]:
             self.worst[assignment] = (share, label)
+        if tolerance is not None:
+            self.moved[label] = (share, tolerance)
+
+    def tightest(self, count: int = 10) -> list[tuple[str, float, Tolerance]]:
+        """The ``count`` values that used the largest share of what their check allows."""
+        ranked = sorted(self.moved.items(), key=lambda item: -item[1][0] / item[1][1].share)
+        return [(label, share, tolerance) for label, (share, tolerance) in ranked[:count]]
 
 
 def compare_trees(
@@ -232,7 +241,7 @@ def compare_files(
     for key in sorted(fresh):
         grading = grading_tolerance(assignment, name, key) if values else None
         if grading and spread is not None:
-            spread.add(assignment, share_used(fresh[key], committed[key], grading), f"{where}:{key}")
+            spread.add(assignment, share_used(fresh[key], committed[key], grading), f"{where}:{key}", grading)
         problem = compare_arrays(
             f"{where}:{key}", fresh[key], committed[key], grading and grading.for_check()
         )

@@ -63,7 +63,20 @@ def test_committed_fixtures_hold_on_other_cpu_kernels(kernels):
         if "of their grading tolerance" in line or "as committed" in line
     ]
     assert len(reported) == len(recipes.assignments()), done.stdout
-    print("\n".join(reported))
+    tightest = [line for line in done.stdout.splitlines() if line.startswith("fixtures-check: tightest: ")]
+    assert len(tightest) == 10 and all("the check allows" in line for line in tightest), done.stdout
+    print("\n".join(reported + tightest))
+
+
+def test_the_spread_ranks_values_by_the_share_their_check_allows():
+    """A value that moved 15% of a tolerance whose check allows a quarter is further from failing
+    than one that moved 8% where a tenth is allowed: ranked by the share of what each check allows."""
+    spread = fixtures.Spread()
+    spread.add("a", 0.15, "loose", fixtures.Tolerance(1e-4, 0.0, 0.25))
+    spread.add("a", 0.08, "tight", fixtures.Tolerance(1e-6, 1e-5))
+    spread.add("b", 0.0, "still", fixtures.Tolerance(1e-6, 1e-5))
+    assert [label for label, _, _ in spread.tightest(2)] == ["tight", "loose"]
+    assert spread.worst == {"a": (0.15, "loose"), "b": (0.0, "still")}
 
 
 def _float_arrays(root: Path):
