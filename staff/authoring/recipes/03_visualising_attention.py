@@ -52,8 +52,9 @@ TOLERANCES = {
     "sentences/entropy": (1e-5, 1e-5),
     # An input, not graded (kernels read the committed copy): the pretrained model's per-head
     # attention in float32. Measured moves: 33.5% of (1e-6, 1e-5) under ATEN_CPU_CAPABILITY=default
-    # here, and 1.61e-6 absolute on an Intel Xeon (issue 50), past half of it. Its tolerance is
-    # what an input needs (the same attention to within 1e-5), so the largest move measured is 16%.
+    # on an earlier machine, 1.61e-6 absolute on an Intel Xeon (issue 50) and 2.74e-6 on an AMD EPYC
+    # (native kernels, one thread), past half of it. Its tolerance is what an input needs (the same
+    # attention to within 1e-5): the largest move measured is 27% of that, the check allows half.
     "sentences/heads": (1e-5, 1e-5, 0.5),
     "sentences/averaged": (1e-5, 0.0),
     "sentences/maps": (1e-5, 0.0),

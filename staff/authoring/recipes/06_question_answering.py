@@ -58,9 +58,10 @@ TRAINED = ("qa_head",)
 #: CPU's kernels; kernels read the committed copy, so the check allows half of a loose tolerance.
 TOLERANCES = {
     "*": (1e-6, 1e-5),
-    # Sums of two log-probabilities of the float32 model, graded to 1e-4 (the hidden tests): on an
-    # Intel Xeon they moved by 1.53e-5 (issue 50), 15% of that, where the check allowed a tenth.
-    # An honest student there keeps 85% of the margin; the check allows a quarter, no more.
+    # Sums of two log-probabilities of the float32 model, graded to 1e-4 (the hidden tests): they
+    # moved by 1.53e-5 on an Intel Xeon (issue 50) and 1.24e-5 on an AMD EPYC, 15% and 12% of that,
+    # where the check allowed a tenth. An honest student there keeps 85% of the margin; the check
+    # allows a quarter, no more.
     "spans/scores": (1e-4, 0.0, 0.25),
     "answers/score": (1e-4, 0.0, 0.25),
     "spans/start_logits": (1e-4, 1e-4, 0.5),
