@@ -18,10 +18,10 @@ PROXY := $(VENV)/node/node_modules/.bin/configurable-http-proxy
 TEST_WORKERS ?= auto
 
 .DEFAULT_GOAL := help
-.PHONY: help setup system-packages new-assignment fixtures fixtures-check validate release publish figures collect samples students formgrader hub screenshots autograde feedback export report similarity solutions demo test lint format bench-autograde bench-scale bench-formgrader bench-similarity bench-distilbert bench-finetune compat clean distclean
+.PHONY: help setup system-packages new-assignment fixtures fixtures-check validate release publish figures collect samples students formgrader hub screenshots autograde feedback export report similarity solutions demo test lint format bench-autograde bench-scale bench-formgrader bench-similarity bench-distilbert bench-finetune compat clean clean-grading-data distclean
 
 help: ## list the targets in workflow order
-	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  make %-16s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  make %-18s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
 setup: $(STAMP) ## create .venv and install the pinned dependencies (once; again when the pins change)
 
@@ -147,10 +147,46 @@ bench-finetune: setup ## fine-tune on SST-2 (../shared/data/sst2) vs transformer
 compat: setup ## the source notebooks on transformers 4.57 and on a simulated Colab that installs what it lacks (builds virtualenvs in .compat/; not part of make test; README=1 writes the table)
 	$(PY) benchmarks/compat.py $(if $(README),--readme) $(ARGS)
 
-clean: ## remove grading outputs (submitted/, autograded/, feedback/, solutions/, grades.csv, gradebook.db); keeps the gradebook's backups
-	rm -rf submitted feedback downloaded reports grades.csv gradebook.db publish solutions
-	find autograded -mindepth 1 -maxdepth 1 ! -name README.md -exec rm -rf {} +
-	@ls gradebook.db.*.bak >/dev/null 2>&1 && echo "clean: kept the gradebook's backups (gradebook.db.*.bak: the last 5, one before each autograde; manual grades live there now): make distclean removes them" || true
+# What `make clean` removes: what a command writes again (make feedback, export, report, publish,
+# solutions) and collect's scratch copies of the zip. Never students' work or grades: submitted/,
+# autograded/ (the graded notebooks the gradebook and the formgrader read, which `make autograde`
+# does not rewrite for an unchanged submission; the originals of repaired notebooks; the status and
+# regrade logs) and the gradebook with its backups: `make clean-grading-data` deletes those, once
+# confirmed.
+REGENERATED := feedback downloaded reports grades.csv publish publish.staging solutions
+GRADING_DATA := submitted autograded gradebook.db
 
-distclean: clean ## also remove .venv and the gradebook's backups
-	rm -rf $(VENV) gradebook.db.*.bak
+clean: ## remove what commands write again: feedback/, grades.csv, reports/, publish/, solutions/, downloaded/ (never submitted/, autograded/, gradebook.db or its backups)
+	rm -rf $(REGENERATED)
+	@kept=""; for p in $(GRADING_DATA); do \
+	  [ -e $$p ] && [ "$$(ls -A $$p)" != README.md ] && kept="$$kept, $$p$$([ -d $$p ] && echo /)"; done; \
+	backups=$$(ls -d gradebook.db.*.bak 2>/dev/null | wc -l); [ $$backups -eq 0 ] || kept="$$kept, $$backups backup(s)"; \
+	[ -z "$$kept" ] || echo "clean: kept students' work and grades: $${kept#, } (make clean-grading-data deletes them)"
+
+clean-grading-data: ## DELETE students' work and grades, which nothing regenerates: submitted/, autograded/, gradebook.db and its backups, then what clean removes; asks you to type the course folder's name (CONFIRM=yes: no question, for scripts)
+	@here="$(notdir $(CURDIR))"; \
+	students=$$(ls -A submitted 2>/dev/null | wc -l); \
+	graded=$$(find autograded -mindepth 1 -maxdepth 1 ! -name README.md 2>/dev/null | wc -l); \
+	backups=$$(ls -d gradebook.db.*.bak 2>/dev/null | wc -l); \
+	if [ $$students -eq 0 ] && [ $$graded -eq 0 ] && [ $$backups -eq 0 ] && [ ! -e gradebook.db ]; then \
+	  echo "clean-grading-data: no students' work or gradebook in $$here/: nothing to delete"; exit 0; fi; \
+	echo "clean-grading-data: this DELETES, from $$here/, what nothing can regenerate:"; \
+	echo "  submitted/   $$students student folder(s): the students' work"; \
+	echo "  autograded/  graded notebooks, originals of repaired ones, status.jsonl, regrades.jsonl ($$graded entries)"; \
+	echo "  gradebook.db and $$backups backup(s): every grade, manual grade, comment and name"; \
+	[ -z "$(GRADEBOOK_URL)" ] || echo "  (not the gradebook at GRADEBOOK_URL: drop that database yourself)"; \
+	if [ "$(CONFIRM)" != yes ]; then \
+	  if [ ! -t 0 ]; then \
+	    echo "clean-grading-data: refused, nothing deleted: no terminal to confirm on (run it in a terminal, or with CONFIRM=yes)" >&2; exit 2; fi; \
+	  printf "Type the course folder's name (%s) or yes to delete them: " "$$here"; \
+	  read answer || answer=""; \
+	  if [ "$$answer" != "$$here" ] && [ "$$answer" != yes ]; then \
+	    echo "clean-grading-data: not confirmed, nothing deleted" >&2; exit 1; fi; \
+	fi; \
+	rm -rf submitted gradebook.db gradebook.db.*.bak; \
+	find autograded -mindepth 1 -maxdepth 1 ! -name README.md -exec rm -rf {} +; \
+	echo "clean-grading-data: deleted submitted/ ($$students student folder(s)), autograded/'s $$graded entries, gradebook.db and $$backups backup(s)"
+	@$(MAKE) --no-print-directory clean
+
+distclean: clean ## also remove .venv (students' work and grades stay: make clean-grading-data)
+	rm -rf $(VENV)

@@ -23,11 +23,16 @@ _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 
 def meta(cell) -> dict:
-    return cell.get("metadata", {}).get("nbgrader") or {}
+    """A cell's nbgrader metadata; anything but an object there (the JSON allows ``null``, a list,
+    a string) reads as none."""
+    found = cell.get("metadata")
+    found = found.get("nbgrader") if isinstance(found, dict) else None
+    return found if isinstance(found, dict) else {}
 
 
 def grade_id(cell) -> str | None:
-    return meta(cell).get("grade_id")
+    found = meta(cell).get("grade_id")
+    return found if isinstance(found, str) else None
 
 
 def is_locked(cell) -> bool:

@@ -157,20 +157,15 @@ def _collect(args) -> int:
     from staff import course_dir
     from staff.grading.gradebook import late
 
-    found, unmatched = collect.collect(args.zip)
+    found, _ = collect.collect(args.zip)
     for assignment, students in sorted(found.items()):
         marked = sum(late.lms_late(course_dir.COURSE, s, assignment) for s in set(students))
         print(
             f"collect: {assignment}: {len(students)} submission(s) into submitted/"
             + (f", {marked} marked LATE by the LMS" if marked else "")
         )
-    if unmatched:
-        print(
-            f"collect: {len(unmatched)} file(s) NOT imported (name matches no assignment; expected "
-            f"<student-id>_..._<assignment>.ipynb):",
-            file=sys.stderr,
-        )
-        print("\n".join(f"  {name}" for name in unmatched), file=sys.stderr)
+    # collect() has named every file it did not import, with why, one line each (and refused, exit
+    # status 2, a zip from which nothing could be imported); some imported is a success
     return 0
 
 
@@ -241,6 +236,10 @@ def _autograde(args) -> int:
         print(f"autograde: stopped before grading anyone: {error}", file=sys.stderr)
         return 2
     print(status.summary(outcomes))
+    not_graded = status.not_graded(outcomes)  # the others are graded and saved; these need a look
+    if not_graded:
+        print(f"autograde: {not_graded}", file=sys.stderr)
+        return 1
     return 0
 
 
@@ -403,7 +402,8 @@ def parser() -> argparse.ArgumentParser:
         "autograde",
         _autograde,
         "grade every submission on a Dask cluster (local unless SCHEDULER "
-        "is set), with a status each; --student/--regrade: regrade just those, keeping manual grades",
+        "is set), with a status each (exit status 1, with a count, when some could not be graded); "
+        "--student/--regrade: regrade just those, keeping manual grades",
     )
     grade.add_argument("--jobs", type=int, help="local workers (default: JOBS, else one per core)")
     grade.add_argument("--cell-timeout", type=int, help="seconds per cell (default: CELL_TIMEOUT)")

@@ -88,5 +88,9 @@ def samples_dir(assignment: str) -> Path:
 
 
 def nbgrader(cell: NotebookNode) -> dict:
-    """A cell's nbgrader metadata ({} for a cell nbgrader does not manage)."""
-    return cell.metadata.get("nbgrader", {})
+    """A cell's nbgrader metadata ({} for a cell nbgrader does not manage). A submission's metadata
+    is the student's to edit and nbformat takes any JSON there: anything but an object (``null``, a
+    list, a string, a number) reads as absent."""
+    meta = cell.get("metadata")
+    found = meta.get("nbgrader") if isinstance(meta, dict) else None
+    return found if isinstance(found, dict) else {}

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import socket
+import subprocess
+import sys
 from html.parser import HTMLParser
+from pathlib import Path
 
 import pytest
 import torch
@@ -115,3 +119,45 @@ def benchmark(name: str):
     sys.modules[spec.name] = module  # dataclasses look their module up while the class is built
     spec.loader.exec_module(module)
     return module
+
+
+def scratch_checkout(root: Path) -> Path:
+    """A course folder for the command line that holds none of this checkout's students or
+    gradebook: the two packages copied (the course is wherever ``course/`` is, and staff/__init__.py
+    points every process it starts there), the real source/ and release/ linked (read only), nbgrader's
+    configuration and the calendar copied."""
+    from course.settings import ROOT
+
+    root.mkdir(parents=True, exist_ok=True)
+    for package in ("course", "staff"):
+        shutil.copytree(ROOT / package, root / package, ignore=shutil.ignore_patterns("__pycache__"))
+    for folder in ("source", "release"):
+        (root / folder).symlink_to(ROOT / folder, target_is_directory=True)
+    for name in ("nbgrader_config.py", "due_dates.toml"):
+        shutil.copy2(ROOT / name, root / name)
+    return root
+
+
+def staff_command(root: Path, *args: str) -> subprocess.CompletedProcess:
+    """``python -m staff <args>`` as `make` runs it, in the course folder ``root``
+    (:func:`scratch_checkout`), with none of this process's course settings."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH" and not k.startswith("COURSE_")}
+    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
+    return subprocess.run(
+        [sys.executable, "-m", "staff", *args],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        stdin=subprocess.DEVNULL,
+    )
+
+
+def tree(folder: Path) -> dict[str, bytes]:
+    """Every file under ``folder`` (links not followed) and its bytes: what a command changed."""
+    return {
+        str(p.relative_to(folder)): p.read_bytes()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file() and not p.is_symlink() and "__pycache__" not in p.parts
+    }

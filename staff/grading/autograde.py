@@ -21,15 +21,25 @@ First the canary (:mod:`canary`): each solution, through steps 2-3, full marks o
 
 Each submission gets one status and a one-line reason (:mod:`status`). Where no sandbox can be
 made, grading stops with the reason, unless ``unsafe`` is asked for: those grades are ``unsafe``.
+
+No notebook can stop a batch: every step one submission goes through (read, repair, scan,
+sanitize, send, run, judge, save) runs under :func:`step`, so whatever a notebook makes it raise
+ends that submission only, as ``invalid notebook`` (nbformat or nbgrader cannot take it) or
+``grader error`` (the reason names the step), and the batch goes on. Only the course's own errors
+(:data:`STOPS_THE_BATCH`) stop it, before anyone is graded wrongly.
 """
 
 from __future__ import annotations
 
 import itertools
+import json
 import shutil
 import time
+from collections.abc import Iterator
 from concurrent.futures import CancelledError
+from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 
 import nbformat
 from nbgrader.api import Gradebook, MissingEntry
@@ -39,11 +49,11 @@ from staff import course_dir
 from staff.course_dir import CourseDir
 from staff.grading import canary
 from staff.grading.batch import Batch, Limits  # noqa: F401 (Limits: autograde.Limits for callers)
-from staff.grading.execution import cluster, worker
+from staff.grading.execution import cluster, sandbox, worker
 from staff.grading.gradebook import admin, late, nbgrader_steps, repair, session
 from staff.grading.integrity import static_scan
-from staff.grading.judging import judge
-from staff.grading.status import Outcome, load_status, save_status
+from staff.grading.judging import cell_checks, judge
+from staff.grading.status import Outcome, first_line, load_status, save_status
 
 
 def submissions(
@@ -57,27 +67,92 @@ def submissions(
     ]
 
 
-def _prepare(
-    course: CourseDir, student: str, assignment: str, released, hidden=frozenset()
-) -> Outcome | tuple:
-    """Read, repair and scan one submission: ``(notebook, repairs, flags)``, or an Outcome only if
-    it cannot be graded."""
-    path = course.submitted / student / assignment / f"{assignment}.ipynb"
+#: What stops a whole batch: the course, not a notebook (no sandbox, a missing or stale judge file, a
+#: malformed due_dates.toml, a solution short of full marks). Anything else a step raises is one
+#: submission's outcome (:func:`step`).
+STOPS_THE_BATCH = (
+    sandbox.SandboxUnavailable,
+    cell_checks.ChecksUnavailable,
+    late.DueDatesError,
+    canary.CanaryFailed,
+)
+
+
+class NotGraded(Exception):
+    """A step of one submission failed: its status and one-line reason (raised by :func:`step`)."""
+
+    def __init__(self, status: str, reason: str):
+        super().__init__(reason)
+        self.status, self.reason = status, reason
+
+    def outcome(self, student: str, assignment: str, seconds: float, flags=(), repairs=()) -> Outcome:
+        return Outcome(student, assignment, self.status, self.reason, seconds, list(flags), list(repairs))
+
+
+@contextmanager
+def step(name: str, invalid: tuple[type[BaseException], ...] = (), says: str = "") -> Iterator[None]:
+    """One step of one submission: whatever it raises ends that submission only, as
+    :class:`NotGraded`: an ``invalid`` error (the notebook is malformed in a way nbformat or
+    nbgrader cannot take) as ``invalid notebook`` ("``says``: the error"), anything else as
+    ``grader error`` ("grader error in ``name``: the error"), one line, never a traceback. The
+    course's own errors (:data:`STOPS_THE_BATCH`) and Ctrl-C go through: they stop the batch."""
     try:
-        nb = nbformat.read(path, as_version=4)
-    except FileNotFoundError:
-        return Outcome(student, assignment, "invalid notebook", f"no {path.name} in the submission", 0.0)
-    except Exception as error:  # JSON or schema errors: report them, grade the others
-        first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-        return Outcome(student, assignment, "invalid notebook", f"cannot read {path.name}: {first}", 0.0)
-    fixed, repairs = repair.repair(nb, released)
-    if repairs:
-        original = course.autograded / ".originals" / student / assignment / path.name
-        original.parent.mkdir(parents=True, exist_ok=True)
-        if not original.exists():  # keep the very first version the student handed in
-            shutil.copy2(path, original)
-        nbformat.write(fixed, path)
-    return fixed, repairs, static_scan.scan(fixed, released, hidden)
+        yield
+    except (NotGraded, *STOPS_THE_BATCH):
+        raise
+    except invalid as error:
+        raise NotGraded("invalid notebook", f"{says or name}: {first_line(error)}") from None
+    except Exception as error:
+        raise NotGraded("grader error", f"grader error in {name}: {first_line(error)}") from None
+
+
+def _unusable(nb: nbformat.NotebookNode) -> bool:
+    """Whether the grader cannot read a notebook nbformat's schema rejects: it needs a list of
+    cells, each a code, markdown or raw cell with its source as text and its metadata an object.
+    (Editors write schema errors the grader takes as before: outputs on a markdown cell, metadata
+    on a stream output, keys of their own.)"""
+    cells = nb.get("cells")
+    return not isinstance(cells, list) or not all(
+        isinstance(cell, dict)
+        and cell.get("cell_type") in ("code", "markdown", "raw")
+        and isinstance(cell.get("source"), str)
+        and isinstance(cell.get("metadata"), dict)
+        and isinstance(cell.get("outputs", []), list)
+        for cell in cells
+    )
+
+
+def _read(path: Path) -> nbformat.NotebookNode:
+    """The submission as nbformat reads it, or ``invalid notebook``: no file, not JSON, not a
+    notebook nbformat can read (nor one the grader can, the reason says where), or text no file
+    can hold (a lone surrogate escaped in the JSON: writing it back, or sending it to a worker,
+    would fail)."""
+    if not path.is_file():
+        raise NotGraded("invalid notebook", f"no {path.name} in the submission")
+    found: dict = {}
+    with step("read", invalid=(Exception,), says=f"cannot read {path.name}"):
+        nb = nbformat.read(path, as_version=4, capture_validation_error=found)
+        json.dumps(nb, ensure_ascii=False).encode()
+    if found and _unusable(nb):
+        error = found["ValidationError"]
+        where = "/".join(str(p) for p in getattr(error, "absolute_path", ()))
+        message = getattr(error, "message", None) or first_line(error)
+        raise NotGraded(
+            "invalid notebook",
+            f"cannot read {path.name}: not a notebook: {message}"[:200] + (f" (at {where})" if where else ""),
+        )
+    return nb
+
+
+def _scan(nb, released, hidden) -> list[str]:
+    """The integrity scan's flags; a notebook too deep for it to read is flagged as such (a flag
+    holds the grade for a TA), not failed."""
+    try:
+        return static_scan.scan(nb, released, hidden)
+    except (RecursionError, MemoryError) as error:
+        return [
+            f"too deep to read: the integrity scan stopped ({type(error).__name__}); read its code by hand"
+        ]
 
 
 def _judge(batch: Batch, assignment: str, result: worker.Result) -> dict[str, judge.Verdict] | None:
@@ -137,52 +212,48 @@ class Ready:
 def ready(
     course: CourseDir, student: str, assignment: str, limits: Limits, batch: Batch, threads: int | None = None
 ) -> Outcome | Ready:
+    """Read, repair, scan and sanitize one submission here, each step guarded (:func:`step`): the
+    job for a worker, or the submission's Outcome when a step stopped it."""
     start = time.monotonic()
-    prepared = _prepare(
-        course,
-        student,
-        assignment,
-        batch.released(course, assignment),
-        batch.hidden.get(assignment, frozenset()),
-    )
-    if isinstance(prepared, Outcome):
-        return prepared
-    nb, repairs, flags = prepared
+    path = course.submitted / student / assignment / f"{assignment}.ipynb"
+    released = batch.released(course, assignment)  # the course's: its errors stop the batch
+    hidden, modules = batch.hidden.get(assignment, frozenset()), batch.modules(course, assignment)
+    repairs, flags = [], []
     try:
-        notebook = nbgrader_steps.sanitize(course, student, assignment, nb)
-    except Exception as error:  # nbgrader's CheckCellMetadata and friends: say what, grade the rest
-        return Outcome(
-            student,
-            assignment,
-            "invalid notebook",
-            f"nbgrader cannot read it: {error}"[:200],
-            0.0,
-            flags,
-            repairs,
-        )
-    finally:  # its reads end here, not "idle in transaction" while a worker runs it (PostgreSQL)
-        session.settle(course.db_url)
-    job = worker.Job(
-        student,
-        assignment,
-        notebook,
-        limits.cell,
-        limits.wall,
-        limits.memory,
-        threads,
-        batch.unsafe,
-        batch.modules(course, assignment),
-        batch.skips[assignment],
-    )
-    return Ready(
-        student,
-        assignment,
-        job,
-        batch.digest(notebook, assignment, limits),
-        repairs,
-        flags,
-        round(time.monotonic() - start, 2),
-    )
+        nb = _read(path)
+        with step("repair"):
+            nb, repairs = repair.repair(nb, released)
+            if repairs:
+                original = course.autograded / ".originals" / student / assignment / path.name
+                original.parent.mkdir(parents=True, exist_ok=True)
+                if not original.exists():  # keep the very first version the student handed in
+                    shutil.copy2(path, original)
+                nbformat.write(nb, path)
+        with step("scan"):
+            flags = _scan(nb, released, hidden)
+        # nbgrader's CheckCellMetadata and friends: say what, grade the rest
+        with step("sanitize", invalid=nbgrader_steps.REJECTED, says="nbgrader cannot read it"):
+            try:
+                notebook = nbgrader_steps.sanitize(course, student, assignment, nb)
+            finally:  # its reads end here, not "idle in transaction" while a worker runs it (PostgreSQL)
+                session.settle(course.db_url)
+        with step("send"):
+            job = worker.Job(
+                student,
+                assignment,
+                notebook,
+                limits.cell,
+                limits.wall,
+                limits.memory,
+                threads,
+                batch.unsafe,
+                modules,
+                batch.skips[assignment],
+            )
+            digest = batch.digest(notebook, assignment, limits)
+    except NotGraded as stopped:
+        return stopped.outcome(student, assignment, round(time.monotonic() - start, 2), flags, repairs)
+    return Ready(student, assignment, job, digest, repairs, flags, round(time.monotonic() - start, 2))
 
 
 def finish(
@@ -192,31 +263,43 @@ def finish(
     result: worker.Result | None,
     failure: tuple[str, str] | None = None,
 ) -> Outcome:
-    """The one writer: the judge's verdicts on the worker's result, then ``autograded/`` and the gradebook."""
+    """The one writer: the judge's verdicts on the worker's result, then ``autograded/`` and the
+    gradebook, each step guarded (:func:`step`): one that fails ends this submission only, and
+    nothing of it is written (its transaction rolls back)."""
     phases = {"prepare": item.prepared_in, **(result.phases if result else {})}
-    mark = time.monotonic()
+    mark = started = time.monotonic()
     verdict = failure or (result.error if result else None)
-    executed = (
-        nbformat.reads(result.notebook, as_version=4)
-        if result and result.notebook
-        else (verdict[1] if verdict else "nothing came back from the worker")
-    )
-    judged = (
-        _judge(batch, item.assignment, result)
-        if result is not None and (verdict is None or verdict[0] == "timeout")
-        else None
-    )
-    phases["judge"] = round(time.monotonic() - mark, 2)
-    mark = time.monotonic()
-    with session.one_transaction(course.db_url):  # the grade lands whole, or not at all
-        logged = nbgrader_steps.save(
-            course, item.student, item.assignment, nbgrader_steps.Handoff(item.job.notebook, executed, judged)
-        )
-        late.after_autograde(course, item.student, item.assignment)  # the LMS's late marker
+    try:
+        with step("run"):  # what the worker brought back
+            executed = (
+                nbformat.reads(result.notebook, as_version=4)
+                if result and result.notebook
+                else (verdict[1] if verdict else "nothing came back from the worker")
+            )
+        with step("judge"):
+            judged = (
+                _judge(batch, item.assignment, result)
+                if result is not None and (verdict is None or verdict[0] == "timeout")
+                else None
+            )
+            distrusted = _distrusted(result, judged) if judged is not None else None
+        phases["judge"] = round(time.monotonic() - mark, 2)
+        mark = time.monotonic()
+        # the grade lands whole, or not at all
+        with step("save"), session.one_transaction(course.db_url):
+            logged = nbgrader_steps.save(
+                course,
+                item.student,
+                item.assignment,
+                nbgrader_steps.Handoff(item.job.notebook, executed, judged),
+            )
+            late.after_autograde(course, item.student, item.assignment)  # the LMS's late marker
+    except NotGraded as stopped:
+        seconds = round(item.prepared_in + time.monotonic() - started, 1)
+        return stopped.outcome(item.student, item.assignment, seconds, item.flags, item.repairs)
     phases["gradebook"] = round(time.monotonic() - mark, 2)
     if verdict is None and logged and not isinstance(executed, str):
         verdict = "kernel died", logged.strip().splitlines()[-1][:200]
-    distrusted = _distrusted(result, judged) if judged is not None else None
     if distrusted and verdict is None:
         verdict = (
             distrusted[0],
@@ -262,7 +345,11 @@ def grade_one(course: CourseDir, student: str, assignment: str, limits: Limits, 
         item = ready(course, student, assignment, limits, batch, threads)
         if isinstance(item, Outcome):
             return item
-        result = worker.execute(batch.bundle, item.job)
+        try:
+            with step("run"):
+                result = worker.execute(batch.bundle, item.job)
+        except NotGraded as stopped:
+            return stopped.outcome(student, assignment, item.prepared_in, item.flags, item.repairs)
         with session.one_session(course.db_url):
             return finish(course, item, batch, result)
     finally:

@@ -2,7 +2,8 @@
 
 nbgrader records points, not what went wrong; an instructor needs both. :mod:`autograde` writes
 an :class:`Outcome` per submission, :mod:`export` puts the status into ``grades.csv`` and
-:mod:`report` lists every submission whose status needs a human.
+:mod:`report` lists every submission whose status needs a human. A reason is one printable line,
+whatever a notebook or an error put into it (:func:`printable`).
 """
 
 from __future__ import annotations
@@ -14,7 +15,38 @@ from pathlib import Path
 from staff import text_table
 from staff.course_dir import CourseDir
 
-STATUSES = ("graded", "repaired", "flagged", "timeout", "kernel died", "disk quota", "invalid notebook")
+STATUSES = (
+    "graded",
+    "repaired",
+    "flagged",
+    "timeout",
+    "kernel died",
+    "disk quota",
+    "invalid notebook",
+    "grader error",
+)
+#: Submissions nobody could grade: no points were computed (``invalid notebook``: nbformat or
+#: nbgrader cannot take it; ``grader error``: a step of the grader failed on it, the reason names
+#: the step). The rest of the batch is graded all the same; ``make autograde`` exits 1 and counts them.
+NOT_GRADED = ("invalid notebook", "grader error")
+
+
+def printable(text: str) -> str:
+    """``text`` on one line as a terminal shows it: line breaks as spaces, every other character
+    that is not printable (control characters, terminal escapes, lone surrogates, bidirectional
+    overrides) as its escape (``\\x1b``)."""
+    flat = " ".join(line.strip() for line in str(text).splitlines() if line.strip())
+    return "".join(c if c.isprintable() else ascii(c)[1:-1] for c in flat)
+
+
+def first_line(error: BaseException | str, limit: int = 200) -> str:
+    """An error as a reason's one line: its type (for an exception) and the first non-empty line
+    of its message, printable, at most ``limit`` characters (never a traceback)."""
+    text = str(error).strip()
+    line = printable(text.splitlines()[0]) if text else ""
+    if isinstance(error, BaseException):
+        line = f"{type(error).__name__}: {line}" if line else type(error).__name__
+    return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
 @dataclass
@@ -29,6 +61,9 @@ class Outcome:
     digest: str = ""  # what was graded (autograde skips it unchanged)
     phases: dict[str, float] = field(default_factory=dict)  # seconds: kernel start, execution, judge, ...
     worker: str = ""  # the Dask worker that ran it
+
+    def __post_init__(self) -> None:
+        self.reason = printable(self.reason)  # one line, whatever a grade id or an error held
 
 
 def status_file(course: CourseDir) -> Path:
@@ -68,6 +103,19 @@ def save_status(course: CourseDir, outcomes: list[Outcome]) -> None:
             if log.read(1) != b"\n":  # the last line was cut short (a killed grader): start a new one
                 lines = b"\n" + lines
         log.write(lines)
+
+
+def not_graded(outcomes: list[Outcome]) -> str:
+    """One line counting the submissions nobody could grade (:data:`NOT_GRADED`), '' when none."""
+    counts = {s: sum(1 for o in outcomes if o.status == s) for s in NOT_GRADED}
+    total = sum(counts.values())
+    if not total:
+        return ""
+    kinds = ", ".join(f"{n} {s}" for s, n in counts.items() if n)
+    return (
+        f"{total} of {len(outcomes)} submission(s) could not be graded ({kinds}); "
+        f"the other {len(outcomes) - total} are graded and saved"
+    )
 
 
 def summary(outcomes: list[Outcome]) -> str:

@@ -28,6 +28,7 @@ import time
 from pathlib import Path
 
 from course.record import MAX_RECORD_BYTES
+from staff.course_dir import nbgrader
 
 #: At most this many files and bytes are taken from one cell; a cell that left more is marked
 #: (the judge then rejects the submission's records and flags it for a TA).
@@ -108,7 +109,7 @@ GUARD = "__import__('sys').modules['_course_guard'].check()"
 
 def graded_test(cell) -> str | None:
     """The grade id of a graded test cell (nbgrader: graded code that is not an answer), else None."""
-    meta = cell.get("metadata", {}).get("nbgrader", {})
+    meta = nbgrader(cell)
     if cell.get("cell_type") == "code" and meta.get("grade") and not meta.get("solution"):
         return meta.get("grade_id")
     return None

@@ -22,6 +22,8 @@ from collections.abc import Iterable
 
 from nbformat import NotebookNode
 
+from staff.course_dir import nbgrader
+
 #: The key in a source cell's ``course`` metadata.
 KEY = "skip_when_grading"
 #: What a skipped cell shows in the graded notebook and the feedback page.
@@ -32,7 +34,7 @@ NOTE = (
 
 
 def _meta(cell: NotebookNode) -> dict:
-    return cell.metadata.get("nbgrader", {})
+    return nbgrader(cell)
 
 
 def declared(nb: NotebookNode) -> list[str]:

@@ -31,7 +31,7 @@ from nbgrader.api import MissingEntry
 from nbgrader.converters import Autograde
 from nbgrader.converters.base import NbGraderException
 from nbgrader.coursedir import CourseDirectory
-from nbgrader.nbgraderformat.common import BaseMetadataValidator, ValidationError
+from nbgrader.nbgraderformat.common import BaseMetadataValidator, SchemaMismatchError, ValidationError
 from nbgrader.nbgraderformat.v3 import MetadataValidatorV3
 from nbgrader.preprocessors import (
     CheckCellMetadata,
@@ -60,6 +60,10 @@ class _CompiledSchema(BaseMetadataValidator):
     def validate_cell(self, cell: NotebookNode) -> None:
         if "nbgrader" not in cell.metadata:
             return
+        if not isinstance(cell.metadata["nbgrader"], dict):  # nbformat takes any JSON there
+            raise ValidationError(
+                f"its nbgrader metadata is {type(cell.metadata['nbgrader']).__name__}, not an object"
+            )
         if cell.metadata["nbgrader"].get("schema_version", 0) != self.schema_version:
             return super().validate_cell(cell)  # nbgrader's own "too old" / "too new"
         if self.schema_version not in self._compiled:
@@ -195,6 +199,32 @@ class SaveJudged(SaveAutoGrades):
             self.gradebook.db.commit()
 
 
+#: What nbgrader raises for a notebook whose nbgrader metadata it will not take (autograde's
+#: ``invalid notebook``): its metadata check's errors, and :func:`sanitize`'s own.
+REJECTED = (ValidationError, SchemaMismatchError, NbGraderException)
+
+
+@functools.lru_cache(maxsize=1)
+def _quiet_validator() -> _Validator:
+    """nbgrader's check, once per process, its warnings unsaid (``CheckMetadata`` says them later)."""
+    validator = _Validator()
+    validator.log = logging.getLogger("staff.grading.nbgrader.precheck")
+    validator.log.setLevel(logging.ERROR)
+    return validator
+
+
+def metadata_problem(nb: NotebookNode) -> str | None:
+    """The first cell whose nbgrader metadata nbgrader's own check rejects, and why; None if none."""
+    validator = _quiet_validator()
+    for index, cell in enumerate(nb.cells):
+        try:
+            validator.validate_cell(cell)
+        except Exception as error:  # its checks index what they expect: a KeyError is a rejection too
+            text = str(error).strip()
+            return f"cell {index + 1}: " + (text.splitlines()[0][:150] if text else type(error).__name__)
+    return None
+
+
 _OURS = {CheckCellMetadata: CheckMetadata, OverwriteCells: OverwriteSourceCells, SaveAutoGrades: SaveJudged}
 
 
@@ -205,7 +235,13 @@ def _steps(names: list) -> list:
 def sanitize(course: CourseDir, student: str, assignment: str, nb: NotebookNode) -> str:
     """nbgrader's own sanitizing steps (clear outputs, put back every locked and test cell from the
     gradebook, check the metadata) on the submission ``nb``, here before it leaves for a worker, so
-    the worker runs the instructor's test cells and nothing the student changed in them."""
+    the worker runs the instructor's test cells and nothing the student changed in them.
+
+    nbgrader's steps read the metadata they expect without checking it first (a solution cell
+    without a grade id is a ``KeyError`` in its ``DeduplicateIds``): when one fails on a notebook
+    whose metadata nbgrader's check rejects, that rejection is raised (a ``ValidationError`` naming
+    the cell), so the notebook is invalid, not the grader broken."""
+    problem = metadata_problem(nb)
     resources = {
         "nbgrader": {
             "db_url": course.db_url,
@@ -214,8 +250,15 @@ def sanitize(course: CourseDir, student: str, assignment: str, nb: NotebookNode)
             "student": student,
         }
     }
-    for step in _steps(Autograde.class_traits()["sanitize_preprocessors"].default()):
-        nb, resources = step().preprocess(nb, resources)
+    try:
+        for step in _steps(Autograde.class_traits()["sanitize_preprocessors"].default()):
+            nb, resources = step().preprocess(nb, resources)
+    except REJECTED:
+        raise
+    except Exception as error:
+        if problem:
+            raise ValidationError(problem) from error
+        raise
     return nbformat.writes(nb)
 
 

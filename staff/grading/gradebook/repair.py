@@ -6,7 +6,10 @@ those points "needs manual grade", which exports as 0.0 — indistinguishable fr
 (nbgrader #1941). Here every nbgrader cell of the released notebook is found in the submission,
 by grade id, then cell id, then content, then position (free-text answers); found cells get their metadata back, missing ones are
 put back in place (test and other read-only cells are overwritten by nbgrader anyway, so putting
-them back changes no answer). Student cells are never altered.
+them back changes no answer). Student cells are never altered. A submission's metadata is the
+student's to edit, and nbformat takes any JSON under ``nbgrader``: a value that is not an object
+(``null``, a list, a string), or an object whose grade id is not a string, is dropped first, so the
+cell is found and restored like a stripped one.
 """
 
 from __future__ import annotations
@@ -19,12 +22,42 @@ from staff.course_dir import nbgrader
 
 
 def _grade_id(cell: NotebookNode) -> str | None:
-    return nbgrader(cell).get("grade_id")
+    """The cell's grade id (None unless a non-empty string: nbgrader takes nothing else)."""
+    grade_id = nbgrader(cell).get("grade_id")
+    return grade_id if isinstance(grade_id, str) and grade_id else None
 
 
 def _cell_ids(cell: NotebookNode) -> set[str]:
     """The cell's id, and Colab's copy of it in metadata (Colab moves ids there)."""
-    return {i for i in (cell.get("id"), cell.metadata.get("id")) if i}
+    return {i for i in (cell.get("id"), cell.metadata.get("id")) if isinstance(i, str) and i}
+
+
+def _json_type(value) -> str:
+    """JSON's name of ``value``'s type (a note names what it found)."""
+    kinds = ((bool, "boolean"), (dict, "object"), (list, "array"), (str, "string"), ((int, float), "number"))
+    return next((name for kind, name in kinds if isinstance(value, kind)), "null")
+
+
+def _drop_malformed(cells: list[NotebookNode]) -> str | None:
+    """Drop ``nbgrader`` metadata nbgrader cannot read (not a JSON object, or a grade id that is not
+    a string: nbgrader's schema takes neither, and a list is no key at all); a note if any was."""
+    dropped = []
+    for i, cell in enumerate(cells):
+        meta = cell.metadata.get("nbgrader", {})
+        if not isinstance(meta, dict):
+            dropped.append(f"cell {i + 1} ({_json_type(meta)})")
+        elif not isinstance(meta.get("grade_id", ""), str):
+            dropped.append(f"cell {i + 1} (a grade id that is {_json_type(meta['grade_id'])})")
+        else:
+            continue
+        del cell.metadata["nbgrader"]
+    if not dropped:
+        return None
+    more = f" and {len(dropped) - 10} more" if len(dropped) > 10 else ""
+    return (
+        f"dropped nbgrader metadata that is not an object, or not nbgrader's, from {len(dropped)} "
+        f"cell(s): {', '.join(dropped[:10])}{more}"
+    )
 
 
 def _key_line(source: str) -> str:
@@ -72,7 +105,7 @@ def repair(submitted: NotebookNode, released: NotebookNode) -> tuple[NotebookNod
     """Return the repaired notebook and what was done (empty list: nothing needed)."""
     nb = copy.deepcopy(submitted)
     cells = nb.cells
-    notes: list[str] = []
+    notes: list[str] = [note] if (note := _drop_malformed(cells)) else []
     # A copy-pasted cell carries a second copy of a grade id, which nbgrader rejects: keep the
     # last one (the student's latest work), strip the earlier ones.
     last: dict[str, int] = {}

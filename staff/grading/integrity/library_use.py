@@ -39,14 +39,17 @@ from staff.grading.integrity.source_ast import Unreadable, Walker, dotted, parse
 _HEADING = re.compile(r"^##\s+(\d+)\.\s+(.+?)(?:\s+\(.*\))?\s*$", re.MULTILINE)
 
 
-#: Modules any answer may use, whatever its exercise allows: the standard library's computation
-#: and the notebooks' plotting and checks (none of them answers an exercise of this course).
+#: Modules any answer may use, whatever its exercise allows: the standard library's computation and
+#: plumbing, and the notebooks' plotting, progress bars, checks and hand-in (none of them answers an
+#: exercise of this course; what is dangerous in ``os`` and ``sys`` is flagged by name elsewhere).
 ALWAYS_ALLOWED = [
     f"{module}{tail}"
     for module in (
         "math", "cmath", "itertools", "functools", "collections", "typing", "dataclasses", "re",
-        "string", "statistics", "heapq", "bisect", "copy", "time", "warnings", "random",
-        "matplotlib", "seaborn", "course.checks", "course.figures", "course.env",
+        "string", "statistics", "heapq", "bisect", "copy", "time", "warnings", "random", "sys", "os",
+        "pathlib", "json", "pprint", "textwrap", "contextlib", "enum", "abc", "numbers", "fractions",
+        "decimal", "matplotlib", "seaborn", "tqdm", "IPython.display", "course.checks",
+        "course.figures", "course.env", "course.submission",
     )
     for tail in ("", ".*")
 ]  # fmt: skip

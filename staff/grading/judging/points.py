@@ -16,6 +16,7 @@ left is removed first, and the feedback (:mod:`feedback`) trusts the mark only a
 
 from __future__ import annotations
 
+from staff.course_dir import nbgrader
 from staff.grading.execution.cells import graded_test
 from staff.grading.judging.judge import Verdict
 
@@ -64,7 +65,7 @@ def annotate(nb, verdicts: dict[str, Verdict]) -> None:
         if grade_id not in verdicts:
             continue
         verdict = verdicts[grade_id]
-        points = cell.metadata.get("nbgrader", {}).get("points")
+        points = nbgrader(cell).get("points")
         text = "\n".join([summary(verdict, points), *(f"  {line}" for line in lines(verdict))]) + "\n"
         cell.outputs.append(
             new_output(

@@ -42,7 +42,7 @@ def export(course: CourseDir = course_dir.COURSE) -> Path:
         for column in ("duedate", "timestamp"):  # nbgrader writes UTC without saying so
             row[column] = f"{row[column]} UTC" if row.get(column) else ""
     for (student, assignment), known in sorted(status.items()):
-        if (student, assignment) not in seen:  # never reached the gradebook (e.g. invalid notebook)
+        if (student, assignment) not in seen:  # never reached the gradebook (invalid notebook, grader error)
             rows.append(
                 {
                     "assignment": assignment,

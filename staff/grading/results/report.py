@@ -5,10 +5,11 @@ so a free-text answer that no TA has graded yet is never mistaken for a zero; bu
 are compared with the score their file promises. The report (``reports/report.html`` with PNG
 figures) shows the score distribution of each assignment, the pass rate of every graded test
 (which exercise the class struggles with), grading time per submission, and every submission
-whose status needs a human (flagged, repaired, timeout, kernel died, disk quota, invalid notebook)
-with its reasons one per line, the scores as a table (one row per submission, sortable, filtered by
-assignment and status) and the regrade log (:mod:`regrade`); it links ``make similarity``'s report
-when there is one. The page fits a laptop's window (tests/e2e/test_report.py, in Chromium).
+whose status needs a human (flagged, repaired, timeout, kernel died, disk quota, invalid notebook,
+grader error) with its reasons one per line, the scores as a table (one row per submission,
+sortable, filtered by assignment and status) and the regrade log (:mod:`regrade`); it links
+``make similarity``'s report when there is one. The page fits a laptop's window
+(tests/e2e/test_report.py, in Chromium).
 Student ids and reasons (which quote what students wrote) are shown as text, each reason's item
 cut at a length (:func:`staff.grading.student_text.inert_html`).
 """

@@ -29,6 +29,8 @@ import nbformat
 from nbconvert.preprocessors import Preprocessor
 from nbgrader.preprocessors import ClearSolutions
 
+from staff.course_dir import nbgrader
+
 #: The delimiters nbgrader's ClearSolutions removes (the course keeps nbgrader's defaults).
 BEGIN = ClearSolutions.begin_solution_delimeter.default_value
 END = ClearSolutions.end_solution_delimeter.default_value
@@ -78,7 +80,7 @@ def solution_text(cell: nbformat.NotebookNode) -> str:
 
 
 def is_manually_graded(cell: nbformat.NotebookNode) -> bool:
-    meta = cell.metadata.get("nbgrader", {})
+    meta = nbgrader(cell)
     return bool(meta.get("solution") and meta.get("grade") and meta.get("grade_id"))
 
 
@@ -152,7 +154,7 @@ class AddModelAnswers(Preprocessor):
         cells, added = [], []
         for cell in nb.cells:
             cells.append(cell)
-            grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
+            grade_id = nbgrader(cell).get("grade_id")
             if is_manually_graded(cell) and grade_id in answers:
                 cell_type, text = answers[grade_id]
                 added.append(
