@@ -197,8 +197,45 @@ def _serve(args) -> int:  # formgrader, hub: a server in the foreground until Ct
     return (hub if args.command == "hub" else formgrader).serve(port=args.port, ip=args.ip)
 
 
+def _listed(names: list[str], most: int = 12) -> str:
+    shown = ", ".join(names[:most])
+    return shown + (f" and {len(names) - most} more" if len(names) > most else "")
+
+
+def _unknown_names(assignments: list[str], students: list[str]) -> str | None:
+    """What is wrong with the names asked for, with the valid ones (None: all known): one line, so a
+    typo (``01_atention``, a student id) is said as such, not as an empty batch."""
+    from difflib import get_close_matches
+
+    from staff import course_dir
+
+    known = course_dir.assignments()
+    for name in assignments:
+        if name not in known:
+            near = get_close_matches(name, known, n=1)
+            hint = f" (did you mean {near[0]}?)" if near else ""
+            return f"no assignment named {name!r}{hint}; the assignments: {_listed(known)}"
+    handed_in = sorted(p.name for p in course_dir.COURSE.submitted.glob("*") if p.is_dir())
+    for name in students:
+        if name not in handed_in:
+            near = get_close_matches(name, handed_in, n=1)
+            hint = f" (did you mean {near[0]}?)" if near else ""
+            valid = (
+                f"students with submissions: {_listed(handed_in)}"
+                if handed_in
+                else "nobody has handed in yet (make collect ZIP=..., or make samples)"
+            )
+            return f"no submission of {name!r} in submitted/{hint}; {valid}"
+    return None
+
+
 def _autograde(args) -> int:
     from staff.grading import autograde, status
+
+    unknown = _unknown_names(args.assignments or [], args.student or [])
+    if unknown:
+        print(f"autograde: {unknown}", file=sys.stderr)
+        return 2
 
     limits = autograde.Limits()  # defaults from course.settings; flags override them
     if args.cell_timeout:
