@@ -80,7 +80,12 @@ c.GenerateFeedback.preprocessors = [
     "staff.grading.review.markdown_policy.SanitizeCells",  # a student's markdown as the formgrader shows it to TAs
     "staff.grading.results.feedback.RedactHiddenTests",
     "staff.grading.results.feedback.ShowPending",
+    "staff.grading.results.feedback.LabelCells",
+    "staff.grading.results.feedback.HoldFlagged",  # a flagged submission no TA decided on: "under review", no points
 ]
+# nbgrader's feedback page with the course's header and contents (staff/grading/results/templates/course_feedback),
+# through an exporter of the feedback's own: the formgrader's grading page keeps its template.
+c.GenerateFeedback.exporter_class = "staff.grading.results.feedback.FeedbackExporter"
 
 # Late work (staff/grading/gradebook/late.py): due dates live in due_dates.toml, when each submission arrived
 # in its timestamp.txt; nbgrader's late-penalty plugin seam charges the difference. The course's

@@ -6,6 +6,7 @@ a scratch copy (:class:`CourseDir` on a temporary root whose ``source/`` is the 
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,6 +24,15 @@ COURSE_ID = "transformers-course"
 class CourseDir:
     root: Path
     url: str | None = None  # the gradebook's URL when it is not the folder's own SQLite file
+
+    @classmethod
+    def containing(cls, folder: Path, url: str | None = None) -> CourseDir | None:
+        """The course holding ``folder`` (e.g. ``autograded/<student>/<assignment>/``), found by its
+        ``autograded/`` and ``source/`` folders whatever the process's cwd; None outside a course."""
+        for root in Path(folder).resolve().parents:
+            if (root / "autograded").is_dir() and (root / "source").is_dir():
+                return cls(root, url)
+        return None
 
     @property
     def source(self) -> Path:
@@ -94,3 +104,20 @@ def nbgrader(cell: NotebookNode) -> dict:
     meta = cell.get("metadata")
     found = meta.get("nbgrader") if isinstance(meta, dict) else None
     return found if isinstance(found, dict) else {}
+
+
+#: An exercise's heading in the notebooks: ``## 3. Multi-head attention (8 points)``.
+_EXERCISE = re.compile(r"^##\s+(\d+)\.\s+(.+?)(?:\s+\(.*\))?\s*$", re.MULTILINE)
+
+
+def exercise_titles(nb: NotebookNode) -> list[str]:
+    """Each cell's exercise, as the notebook's ``## <n>. <title>`` heading above it names it
+    (``exercise 3 (Multi-head attention)``; ``this notebook`` before the first)."""
+    titles, exercise = [], "this notebook"
+    for cell in nb.cells:
+        if cell.cell_type == "markdown" and isinstance(cell.get("source"), str):
+            headings = _EXERCISE.findall(cell.source)
+            if headings:
+                exercise = f"exercise {headings[-1][0]} ({headings[-1][1]})"
+        titles.append(exercise)
+    return titles

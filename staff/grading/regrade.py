@@ -53,28 +53,36 @@ def regrade(
     before = {key: auto_score(course, *key) for key in todo}
     outcomes = autograde.autograde(assignments, course=course, students=students, force=True, **grading)
     who = os.environ.get("SUDO_USER") or getpass.getuser()
-    when = datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+    for outcome in outcomes:
+        key = outcome.student, outcome.assignment
+        log(course, *key, who, reason, before.get(key), outcome.status)
+    return outcomes
+
+
+def log(
+    course: CourseDir,
+    student: str,
+    assignment: str,
+    who: str,
+    reason: str,
+    old_auto: float | None,
+    status: str,
+) -> None:
+    """Append one line to the log: a regrade, or a TA's decision on flags (``staff.grading.gradebook.flag_decisions``)."""
     path = log_file(course)
     path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("a") as log:
-        for outcome in outcomes:
-            key = outcome.student, outcome.assignment
-            log.write(
-                json.dumps(
-                    {
-                        "when": when,
-                        "who": who,
-                        "student": outcome.student,
-                        "assignment": outcome.assignment,
-                        "reason": reason,
-                        "old_auto": before.get(key),
-                        "new_auto": auto_score(course, *key),
-                        "status": outcome.status,
-                    }
-                )
-                + "\n"
-            )
-    return outcomes
+    entry = {
+        "when": datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S UTC"),
+        "who": who,
+        "student": student,
+        "assignment": assignment,
+        "reason": reason,
+        "old_auto": old_auto,
+        "new_auto": auto_score(course, student, assignment),
+        "status": status,
+    }
+    with path.open("a") as f:
+        f.write(json.dumps(entry) + "\n")
 
 
 def entries(course: CourseDir = course_dir.COURSE) -> list[dict]:

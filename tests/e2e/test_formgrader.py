@@ -583,6 +583,92 @@ def test_flags_quoting_the_student_show_as_text(page, server, hostile_flags):
     assert beside == HOSTILE_FLAGS[0].replace("\n", "\u21b5")
 
 
+#: A flagged sample of assignment 1 (it reaches torch.softmax as course.text.torch.softmax): its
+#: student's name is the link on the assignment's list.
+FLAGGED, FLAGGED_NAME = "library_by_another_path", "Lampson, Butler"
+
+
+@pytest.fixture
+def decisions_undone(graded_course):
+    """The graded course as it was before the test's decisions: the decision table emptied, the
+    regrade log put back (an accept already gave the automatic points back)."""
+    from sqlalchemy import create_engine
+
+    from staff.grading import regrade
+    from staff.grading.gradebook import flag_decisions
+
+    log = regrade.log_file(graded_course)
+    original = log.read_bytes() if log.is_file() else None
+    yield
+    engine = create_engine(graded_course.db_url)
+    with engine.begin() as connection:
+        connection.execute(flag_decisions.TABLE.delete())
+    engine.dispose()
+    if original is None:
+        log.unlink(missing_ok=True)
+    else:
+        log.write_bytes(original)
+
+
+def test_a_ta_decides_on_flags_from_the_grading_page_both_ways(page, server, graded_course, decisions_undone):
+    """From the flagged submission's grading page, the link to its flags' page; there "set to 0" with a
+    comment (refused without one), then "accept": each saved in the gradebook, the export following."""
+    from staff.grading.gradebook import flag_decisions
+    from staff.grading.results import report
+
+    running = server[0]
+    key = (FLAGGED, "01_attention")
+
+    def auto() -> float:
+        return next(
+            r.auto_score for r in report.rows(["01_attention"], graded_course) if r.student == FLAGGED
+        )
+
+    full = auto()
+    assert key in flag_decisions.held(graded_course)
+    page.goto(f"{running.url}/formgrader/gradebook/01_attention/01_attention")
+    page.wait_for_selector("table a", timeout=30_000)
+    links = page.eval_on_selector_all(
+        "table a", "els => els.map(e => [e.textContent.trim(), e.getAttribute('href')])"
+    )
+    page.goto(running.url + next(h for text, h in links if text == FLAGGED_NAME))
+    decide = page.wait_for_selector("div.integrity-decision a", timeout=30_000)
+    assert "Held" in page.inner_text("div.integrity-decision")
+    decide.click()
+    page.wait_for_selector("form button[type=submit]", timeout=30_000)
+    assert page.inner_text("h1") == f"Flags of {FLAGGED} in 01_attention"
+    assert any(
+        "course.text.torch.softmax" in li
+        for li in page.eval_on_selector_all("ul li", "els => els.map(e => e.innerText)")
+    )
+    softmax = page.locator("input[name=exercises][value='exercise 1 (Softmax)']")
+    assert softmax.is_checked(), "the exercise the flags name is ticked"
+
+    page.check("input[name=decision][value=zero]")
+    page.click("form button[type=submit]")  # no comment: refused, nothing changed
+    page.wait_for_selector("p.error", timeout=30_000)
+    assert "needs a comment" in page.inner_text("p.error") and auto() == full
+
+    page.fill("textarea[name=comment]", "The softmax is torch's, reached through course.text.")
+    page.click("form button[type=submit]")
+    page.wait_for_selector("p.saved", timeout=30_000)
+    assert "exercise 1 (Softmax) set to 0" in page.inner_text("body")
+    assert auto() < full and key not in flag_decisions.held(graded_course)
+    row = next(
+        r
+        for r in csv.DictReader(export.export(course=graded_course).open())
+        if (r["student_id"], r["assignment"]) == key
+    )
+    assert float(row["score"]) == auto() and "set to 0" in row["review"]
+
+    page.check("input[name=decision][value=accept]")
+    page.click("form button[type=submit]")
+    page.wait_for_selector("p.saved", timeout=30_000)
+    assert "points stand" in page.inner_text("body") and auto() == full
+    assert flag_decisions.decision(graded_course, *key).decision == "accept"
+    assert not page.problems, page.problems
+
+
 def test_no_server_errors_while_grading(server):
     log = server[1].read_text()
     assert "[C " not in log and "Traceback" not in log, log[-3000:]

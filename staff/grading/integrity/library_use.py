@@ -27,17 +27,13 @@ from __future__ import annotations
 
 import ast
 import fnmatch
-import re
 from dataclasses import dataclass
 
 from nbformat import NotebookNode
 
-from staff.course_dir import nbgrader
+from staff.course_dir import exercise_titles, nbgrader
 from staff.grading.integrity.resolve import canonical
 from staff.grading.integrity.source_ast import Unreadable, Walker, dotted, parse
-
-_HEADING = re.compile(r"^##\s+(\d+)\.\s+(.+?)(?:\s+\(.*\))?\s*$", re.MULTILINE)
-
 
 #: Modules any answer may use, whatever its exercise allows: the standard library's computation and
 #: plumbing, and the notebooks' plotting, progress bars, checks and hand-in (none of them answers an
@@ -69,12 +65,8 @@ class Exercise:
 def listed(released: NotebookNode) -> dict[str, Exercise]:
     """``{grade id: Exercise}`` of the released answer cells; the exercise is the notebook's
     ``## <n>. <title>`` heading above the cell."""
-    found, exercise = {}, "this notebook"
-    for cell in released.cells:
-        if cell.cell_type == "markdown":
-            headings = _HEADING.findall(cell.source)
-            if headings:
-                exercise = f"exercise {headings[-1][0]} ({headings[-1][1]})"
+    found = {}
+    for cell, exercise in zip(released.cells, exercise_titles(released), strict=True):
         course = cell.metadata.get("course", {})
         patterns, allowed = course.get("library_answers"), course.get("may_use")
         grade_id = nbgrader(cell).get("grade_id")

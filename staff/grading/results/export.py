@@ -3,7 +3,12 @@ a failed autograde or an answer no TA has graded yet never reads as a real zero;
 nbgrader's ``duedate``, ``timestamp`` (both UTC, said so), ``late_submission_penalty`` and ``score``
 (raw score less the penalty), with ``days_late`` (started days, as charged) and ``lms_late``
 (``LATE`` where the LMS marked it). Due dates and penalties are brought up to date first
-(:func:`late.refresh`), so the penalty follows the final points, a TA's included."""
+(:func:`late.refresh`), so the penalty follows the final points, a TA's included.
+
+A flagged submission no TA has decided on is held (:mod:`flag_decisions`): its ``score`` and
+``raw_score`` are left blank and ``review`` says ``held``, so no LMS imports a number for it; a
+decided one's ``review`` says what the TA decided. ``reason`` is cut to one short line (the report
+keeps the whole)."""
 
 from __future__ import annotations
 
@@ -12,9 +17,12 @@ from pathlib import Path
 
 from staff import course_dir, nbgrader_cli
 from staff.course_dir import CourseDir
-from staff.grading.gradebook import late
+from staff.grading.gradebook import flag_decisions, late
 from staff.grading.results import report
-from staff.grading.status import load_status
+from staff.grading.status import first_line, load_status
+
+#: Characters of a reason in the CSV.
+REASON_LIMIT = 160
 
 
 def export(course: CourseDir = course_dir.COURSE) -> Path:
@@ -24,6 +32,7 @@ def export(course: CourseDir = course_dir.COURSE) -> Path:
     with csv_path.open() as f:
         rows = list(csv.DictReader(f))
     status = load_status(course)
+    held, decided = flag_decisions.held(course), flag_decisions.current(course)
     pending = {(r.student, r.assignment): r.manual_pending for r in report.rows(course=course)}
     seen = set()
     for row in rows:
@@ -36,7 +45,12 @@ def export(course: CourseDir = course_dir.COURSE) -> Path:
             if known
             else ("graded" if key in pending else "not submitted" if not submitted else "not graded")
         )
-        row["reason"] = known["reason"] if known else ""
+        row["reason"] = first_line(known["reason"], REASON_LIMIT) if known else ""
+        row["review"] = "held: flagged, waiting for a TA's decision" if key in held else ""
+        if key in decided:
+            row["review"] = decided[key].summary()
+        if key in held:
+            row["raw_score"] = row["score"] = ""
         row["manual_pending"] = pending.get(key, 0.0)
         row.update(lateness.get(key, {"lms_late": "", "days_late": ""}))
         for column in ("duedate", "timestamp"):  # nbgrader writes UTC without saying so
@@ -50,13 +64,21 @@ def export(course: CourseDir = course_dir.COURSE) -> Path:
                     "raw_score": 0.0,
                     "score": 0.0,
                     "status": known["status"],
-                    "reason": known["reason"],
+                    "reason": first_line(known["reason"], REASON_LIMIT),
                     "manual_pending": 0.0,
                 }
             )
     fields = list(
         dict.fromkeys(
-            [*(rows[0].keys() if rows else []), "status", "reason", "manual_pending", "days_late", "lms_late"]
+            [
+                *(rows[0].keys() if rows else []),
+                "status",
+                "reason",
+                "review",
+                "manual_pending",
+                "days_late",
+                "lms_late",
+            ]
         )
     )
     with csv_path.open("w", newline="") as f:
@@ -64,4 +86,10 @@ def export(course: CourseDir = course_dir.COURSE) -> Path:
         writer.writeheader()
         writer.writerows(rows)
     print(f"export: wrote {csv_path}")
+    if held:
+        print(
+            f"export: {len(held)} flagged submission(s) held for review, their score left blank "
+            f"(e.g. {', '.join('/'.join(k) for k in sorted(held)[:3])}): a TA decides in the formgrader "
+            f"(the flags' panel on the grading page), then make export again"
+        )
     return csv_path

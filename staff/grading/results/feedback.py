@@ -9,19 +9,41 @@ hidden region this preprocessor keeps only the visible part of the source, and r
 cell's outputs with the points and the judge's line per check (passed, or failed with a reason
 that names the case and the kind of failure, never an expected value: :mod:`points`). Registered in
 ``nbgrader_config.py`` after nbgrader's ``GetGrades`` (which records the points it shows).
+
+A flagged submission no TA has decided on is held (:mod:`staff.grading.gradebook.flag_decisions`):
+:class:`HoldFlagged` replaces its page with a note that it is under review, no points, whichever
+way the feedback is made (``make feedback`` or the formgrader's button). The page's template
+(``templates/course_feedback``, nbgrader's with the header and contents changed) says "under review"
+where the score would be, and the contents name each test cell's exercise (:class:`LabelCells`).
 """
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import nbgrader as nbgrader_package
+from nbconvert.exporters import HTMLExporter
 from nbconvert.preprocessors import Preprocessor
 from nbformat import NotebookNode
 from nbformat.v4 import new_markdown_cell, new_output
+from traitlets import default
 
 from staff import course_dir, nbgrader_cli
-from staff.course_dir import CourseDir, nbgrader
+from staff.course_dir import CourseDir, exercise_titles, nbgrader
 from staff.grading.judging.points import MARK, judged_output
 
 BEGIN, END = "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"
+#: The course's feedback template, and nbgrader's, which it extends.
+TEMPLATES = Path(__file__).with_name("templates")
+NBGRADER_TEMPLATES = Path(nbgrader_package.__file__).parent / "server_extensions" / "formgrader" / "templates"
+#: What a held submission's page says instead of its points.
+UNDER_REVIEW = (
+    "**Under review.** The course's automatic checks flagged something in this submission that a "
+    "member of the course staff has to look at before it is graded (for example a call to a "
+    "library where the exercise asks for your own code, or code the checks cannot read). This is "
+    "routine and not a finding: no points are shown or sent to the gradebook until the review is "
+    "done, and then this page shows your grade and any comment. Questions: ask your TA."
+)
 
 
 def visible_part(source: str) -> tuple[str, bool]:
@@ -92,7 +114,7 @@ class ShowPending(Preprocessor):
                     )
         if pending:
             graded = float(info["max_score"]) - pending
-            info["max_score"] = graded
+            info["max_score"], info["pending"] = graded, pending
             cells.insert(
                 0,
                 new_markdown_cell(
@@ -101,6 +123,64 @@ class ShowPending(Preprocessor):
                 ),
             )
         nb.cells = cells
+        return nb, resources
+
+
+class FeedbackExporter(HTMLExporter):
+    """nbgrader's feedback exporter (``GenerateFeedback.exporter_class``, ``nbgrader_config.py``) on
+    the course's template ``course_feedback``, which extends nbgrader's ``feedback/index.html.j2``:
+    nbgrader's folder is also searched by its root, where that name is found (as the template's own
+    folder comes first, ``index.html.j2`` alone would name the course's file)."""
+
+    def __init__(self, **kwargs):
+        # arguments, not defaults: they win over the config, where GenerateFeedback names nbgrader's template
+        kwargs.update(
+            template_name="course_feedback", extra_template_basedirs=[str(TEMPLATES), str(NBGRADER_TEMPLATES)]
+        )
+        super().__init__(**kwargs)
+
+    @default("template_paths")
+    def _template_paths(self, prune=True, root_dirs=None):
+        return [*super()._template_paths(prune=prune, root_dirs=root_dirs), str(NBGRADER_TEMPLATES)]
+
+
+class HoldFlagged(Preprocessor):
+    """A held submission's page: the note :data:`UNDER_REVIEW` and nothing else (no points, no checks);
+    its template shows "under review" in place of the score (``resources["nbgrader"]["held"]``)."""
+
+    enabled = True
+
+    def preprocess(self, nb: NotebookNode, resources: dict):
+        from staff.grading.gradebook import flag_decisions
+
+        info = resources["nbgrader"]
+        folder = (resources.get("metadata") or {}).get("path")
+        course = CourseDir.containing(Path(folder), url=info.get("db_url")) if folder else None
+        if course and (info["student"], info["assignment"]) in flag_decisions.held(course):
+            nb.cells = [new_markdown_cell(UNDER_REVIEW)]
+            info["held"] = True
+        return nb, resources
+
+
+class LabelCells(Preprocessor):
+    """Each graded cell's exercise (the notebook's ``## <n>. <title>`` above it) as the contents'
+    label, in ``metadata.course.label``: "exercise 2 (Multi-head attention): hidden tests"."""
+
+    enabled = True
+
+    def preprocess(self, nb: NotebookNode, resources: dict):
+        for cell, exercise in zip(nb.cells, exercise_titles(nb), strict=True):
+            meta = nbgrader(cell)
+            if not meta.get("grade"):
+                continue
+            kind = (
+                "written answer"
+                if cell.cell_type == "markdown"
+                else "answer"
+                if meta.get("solution")
+                else ("hidden tests" if "hidden" in meta.get("grade_id", "") else "tests")
+            )
+            cell.metadata.setdefault("course", {})["label"] = f"{exercise[0].upper()}{exercise[1:]}: {kind}"
         return nb, resources
 
 

@@ -69,11 +69,13 @@ def stop(process: subprocess.Popen, timeout: float) -> None:
 
 #: Jupyter server extensions of the course's own, loaded with nbgrader's: always (a grade two TAs
 #: save at once is never overwritten silently; Autograde through the sandbox and the judge; every
-#: page's Content-Security-Policy), and the per-row fixes (not in the benchmark's baseline).
+#: page's Content-Security-Policy; the page where a TA decides on flags), and the per-row fixes
+#: (not in the benchmark's baseline).
 EXTENSIONS = (
     "staff.grading.review.grade_conflicts",
     "staff.grading.review.ta_kernels",
     "staff.grading.review.csp",
+    "staff.grading.review.flag_review",
 )
 OVERRIDES = ("staff.grading.review.formgrader_api",)
 

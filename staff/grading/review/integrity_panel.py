@@ -25,12 +25,15 @@ through markdown2html, hostile and fuzzed flags; tests/e2e/test_formgrader.py in
 
 from __future__ import annotations
 
+import html
 from pathlib import Path
 
 import nbformat
 from nbconvert.preprocessors import Preprocessor
 
 from staff.course_dir import CourseDir, nbgrader
+from staff.grading.gradebook import flag_decisions
+from staff.grading.review import flag_review
 from staff.grading.status import load_status
 from staff.grading.student_text import LIMIT, NO_MATH, inert_html
 
@@ -43,14 +46,6 @@ CSS = """
 div.integrity-flags { margin: -10px 0 20px 0; }
 div.integrity-flags ul { margin: 0; padding-left: 20px; }
 """
-
-
-def _course(folder: Path) -> CourseDir | None:
-    """The course holding ``autograded/<student>/<assignment>/`` (whatever the server's cwd)."""
-    for root in folder.parents:
-        if (root / "autograded").is_dir() and (root / "source").is_dir():
-            return CourseDir(root)
-    return None
 
 
 def panel(flags: list[str], where: str | None, limit: int = LIMIT) -> nbformat.NotebookNode:
@@ -66,6 +61,22 @@ def panel(flags: list[str], where: str | None, limit: int = LIMIT) -> nbformat.N
         f'<div class="alert alert-warning integrity-flags {NO_MATH}">\n'
         f"<strong>For review ({about})</strong>: the integrity scan flagged this ({count}); "
         "no points were changed for it.\n<ul>\n" + "\n".join(items) + "\n</ul>\n</div>"
+    )
+
+
+def decide_panel(course: CourseDir, assignment: str, student: str) -> nbformat.NotebookNode:
+    """The submission's state (held, or the decision taken) and the link to the page where a TA
+    decides (:mod:`flag_review`)."""
+    decided = flag_decisions.decision(course, student, assignment)
+    state = (
+        f"Decided: {inert_html(decided.summary())}."
+        if decided
+        else "<strong>Held</strong>: no points are shown to the student or exported until a TA decides."
+    )
+    href = html.escape(flag_review.link(assignment, student), quote=True)
+    return nbformat.v4.new_markdown_cell(
+        f'<div class="alert alert-info integrity-decision {NO_MATH}">\n{state} '
+        f'<a href="{href}">Decide on the flags (accept, or set exercises to 0)</a>\n</div>'
     )
 
 
@@ -88,7 +99,7 @@ class AddIntegrityFlags(Preprocessor):
         if not (assignment and folder):
             return nb, resources  # not nbgrader's grading page
         folder = Path(folder).resolve()
-        course = _course(folder)
+        course = CourseDir.containing(folder)
         outcome = load_status(course).get((folder.parent.name, assignment)) if course else None
         if not outcome or outcome.get("status") != "flagged":
             return nb, resources
@@ -97,7 +108,9 @@ class AddIntegrityFlags(Preprocessor):
         limit = LIMIT
         if not outcome.get("flags"):  # flagged by the judge or the guard: the reason says why
             rest, limit = [str(outcome.get("reason", ""))], REASON_LIMIT
-        cells = [panel(rest, None, limit)] if rest else []
+        cells = [decide_panel(course, assignment, folder.parent.name)]
+        if rest:
+            cells.append(panel(rest, None, limit))
         for cell in nb.cells:
             cells.append(cell)
             grade_id = nbgrader(cell).get("grade_id")

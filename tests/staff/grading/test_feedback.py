@@ -16,6 +16,7 @@ from staff import course_dir
 from staff.authoring import release, samples
 from staff.course_dir import nbgrader
 from staff.grading.execution import skipping
+from staff.grading.gradebook import flag_decisions
 from staff.grading.results import feedback, report
 from staff.grading.review import formgrader, model_answers
 
@@ -117,9 +118,15 @@ def test_feedback_shows_hidden_tests_as_the_judges_points_and_reasons_and_pendin
     html = sorted(graded_course.feedback.rglob("*.html"))
     reasons = set()
     rows = {(r.student, r.assignment): r for r in report.rows(course=graded_course)}
+    held = flag_decisions.held(graded_course)
+    assert held, "the flagged samples are held until a TA decides"
     for path in html:
         text = htmllib.unescape(re.sub(r"<[^>]+>", "", path.read_text()))
         row = rows[(path.parent.parent.name, path.parent.name)]
+        if (path.parent.parent.name, path.parent.name) in held:  # under review: no points, no checks
+            assert "under review: no score yet" in text and "Under review." in text, path
+            assert "Score:" not in text and "Hidden tests" not in text and "✓" not in text, path
+            continue
         judged = re.findall(r"Hidden tests: ([0-9.]+) / ([0-9.]+) points\.", text)
         assert judged and abs(sum(float(s) for s, _ in judged) - row.auto_score) < 1e-6, path
         assert re.search(r"^\s*[✓✗] ", text, re.M), f"no per-check line in {path}"
@@ -141,7 +148,11 @@ def test_feedback_shows_hidden_tests_as_the_judges_points_and_reasons_and_pendin
             for c in nbformat.read(course_dir.release_notebook(path.parent.name), as_version=4).cells
             if c.cell_type == "markdown" and nbgrader(c).get("grade") and nbgrader(c).get("solution")
         ]
-        assert len(re.findall(r"Written response \(Score: ", text)) + len(notes) == len(written), path
+        assert len(re.findall(r": written answer \(Score: ", text)) + len(notes) == len(written), path
+        # the contents name each graded cell's exercise, never nbgrader's "Test cell"
+        assert "Test cell" not in text and re.search(
+            r"Exercise \d+ \([^)]+\): (hidden )?tests \(Score: ", text
+        ), path
         # every failed check's reason in its exercise's terms: a text in characters, never in bytes'
         # shapes; a shape only where the label gives the sizes the text states
         for kind, label, reason in failed_checks(text, path.parent.name):
@@ -171,7 +182,8 @@ def test_feedback_shows_hidden_tests_as_the_judges_points_and_reasons_and_pendin
         own = "\n".join(c for s in samples.load(assignment) if s.student == student for c in s.cells.values())
         leaked = [line for line in hidden if line in text and line not in own]  # not the student's own code
         assert not leaked, f"hidden test source in {path}: {leaked[:3]}"
-        assert "BEGIN HIDDEN TESTS" not in text and "Hidden tests " in text
+        assert "BEGIN HIDDEN TESTS" not in text
+        assert ("Hidden tests " in text) != ((student, assignment) in held), path
         model = _model_answer_sentences(assignment)
         assert model, f"no free-text model answer found in source/{assignment}"
         shown = [s for s in model if s in _flat(text) and s not in _flat(own)]

@@ -130,10 +130,13 @@ def test_flags_go_beside_their_cell_as_text_and_the_rest_on_top(tmp_path):
     ]
     nb = _page(tmp_path, Outcome("doejane", "01_attention", "flagged", "for manual review", 1.0, flags))
     sources = [c.source for c in nb.cells]
-    assert sources[1] == "def softmax(x): ..." and sources[3] == "check()" and len(sources) == 4
-    assert_only_text(nb.cells[0], [flags[1]], None)
-    assert_only_text(nb.cells[2], [flags[0]], "softmax")
-    (top,) = renderings(nb.cells[0])[0].texts["li"]
+    assert sources[2] == "def softmax(x): ..." and sources[4] == "check()" and len(sources) == 5
+    # first, what it waits for and where a TA decides (staff/grading/review/flag_review.py)
+    assert "<strong>Held</strong>" in sources[0]
+    assert 'href="../../course/flags/01_attention/doejane"' in sources[0]
+    assert_only_text(nb.cells[1], [flags[1]], None)
+    assert_only_text(nb.cells[3], [flags[0]], "softmax")
+    (top,) = renderings(nb.cells[1])[0].texts["li"]
     assert top == "cell 9: imports <b>socket</b> (network) (line 1)", "the student's tag, as text"
 
 
@@ -188,7 +191,7 @@ def test_fuzzed_flags_never_make_an_element(flags, where):
 def test_a_submission_flagged_by_the_judge_shows_the_reason_and_a_graded_one_nothing(tmp_path):
     reason = "for manual review: test cells recorded checks their tests do not make, so they score 0 (...)"
     nb = _page(tmp_path / "a", Outcome("doejane", "01_attention", "flagged", reason, 1.0, []))
-    assert "recorded checks their tests do not make" in nb.cells[0].source and len(nb.cells) == 3
+    assert "recorded checks their tests do not make" in nb.cells[1].source and len(nb.cells) == 4
     nb = _page(tmp_path / "b", Outcome("doejane", "01_attention", "graded", "", 1.0, []))
     assert len(nb.cells) == 2
 
