@@ -41,3 +41,19 @@ def test_every_sample_student_has_a_name_in_the_roster():
         named = {row["id"] for row in csv.DictReader(f) if row["first_name"] and row["last_name"]}
     students = {s.student for a in samples.course_dir.assignments() for s in samples.load(a)}
     assert students <= named, sorted(students - named)
+
+
+def test_the_sample_roster_has_one_id_per_person():
+    """Two ids with one name or email would read as one student with two accounts."""
+    import csv
+    from collections import Counter
+
+    with samples.ROSTER.open() as f:
+        rows = list(csv.DictReader(f))
+    for what in (
+        (lambda r: (r["first_name"], r["last_name"])),
+        (lambda r: r["email"].lower()),
+        (lambda r: r["id"]),
+    ):
+        repeated = [key for key, n in Counter(map(what, rows)).items() if n > 1]
+        assert not repeated, repeated
