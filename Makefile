@@ -96,7 +96,7 @@ hub: setup ## JupyterHub for a TA team: the formgrader as a shared service, acce
 feedback: setup ## per-student feedback HTML in feedback/ (warns while free-text answers wait for a TA; COMPLETE=1 refuses then)
 	$(STAFF) feedback $(if $(COMPLETE),--complete)
 
-export: setup ## grades.csv from the gradebook, with status, pending-manual and late-work (due date, timestamp, days late, penalty) columns
+export: setup ## grades.csv from the gradebook (status, review of flags, pending-manual and late-work columns), and a row per student for the LMS: grades-canvas.csv, grades-wide.csv (LMS_EXPORTS=canvas,wide)
 	$(STAFF) export
 
 report: setup ## print the score table; write reports/report.html (figures, flagged submissions)
@@ -153,10 +153,10 @@ compat: setup ## the source notebooks on transformers 4.57 and on a simulated Co
 # does not rewrite for an unchanged submission; the originals of repaired notebooks; the status and
 # regrade logs) and the gradebook with its backups: `make clean-grading-data` deletes those, once
 # confirmed.
-REGENERATED := feedback downloaded reports grades.csv publish publish.staging solutions
+REGENERATED := feedback downloaded reports grades.csv grades-canvas.csv grades-wide.csv publish publish.staging solutions
 GRADING_DATA := submitted autograded gradebook.db
 
-clean: ## remove what commands write again: feedback/, grades.csv, reports/, publish/, solutions/, downloaded/ (never submitted/, autograded/, gradebook.db or its backups)
+clean: ## remove what commands write again: feedback/, grades*.csv, reports/, publish/, solutions/, downloaded/ (never submitted/, autograded/, gradebook.db or its backups)
 	rm -rf $(REGENERATED)
 	@kept=""; for p in $(GRADING_DATA); do \
 	  [ -e $$p ] && [ "$$(ls -A $$p)" != README.md ] && kept="$$kept, $$p$$([ -d $$p ] && echo /)"; done; \

@@ -99,6 +99,7 @@ class Settings:
     scheduler: str | None
     gradebook_url: str | None
     skip_fresh_run: bool
+    lms_exports: tuple[str, ...]  # what make export writes besides grades.csv (staff/grading/results/lms.py)
 
     @property
     def memory_bytes(self) -> int:
@@ -118,6 +119,11 @@ def current() -> Settings:
         scheduler=os.environ.get("SCHEDULER", "").strip() or None,
         gradebook_url=os.environ.get("GRADEBOOK_URL", "").strip() or None,
         skip_fresh_run=os.environ.get(SKIP_FRESH_RUN_VARIABLE, "").strip().lower() in _TRUE,
+        lms_exports=tuple(
+            name.strip().lower()
+            for name in os.environ.get("LMS_EXPORTS", "canvas,wide").split(",")
+            if name.strip()
+        ),
     )
 
 

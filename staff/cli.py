@@ -294,10 +294,11 @@ def _feedback(args) -> int:
 def _export(args) -> int:
     from staff.grading.gradebook.late import DueDatesError
     from staff.grading.results import export
+    from staff.grading.results.lms import UnknownFormat
 
     try:
         export.export()
-    except DueDatesError as error:
+    except (DueDatesError, UnknownFormat) as error:
         print(f"export: {error}", file=sys.stderr)
         return 2
     return 0

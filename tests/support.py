@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 import os
 import shutil
 import socket
@@ -138,10 +139,12 @@ def scratch_checkout(root: Path) -> Path:
     return root
 
 
-def staff_command(root: Path, *args: str) -> subprocess.CompletedProcess:
+def staff_command(root: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
     """``python -m staff <args>`` as `make` runs it, in the course folder ``root``
-    (:func:`scratch_checkout`), with none of this process's course settings."""
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH" and not k.startswith("COURSE_")}
+    (:func:`scratch_checkout`), with none of this process's course settings (``env``: these instead)."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH" and not k.startswith("COURSE_")} | (
+        env or {}
+    )
     env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
     return subprocess.run(
         [sys.executable, "-m", "staff", *args],
@@ -161,3 +164,30 @@ def tree(folder: Path) -> dict[str, bytes]:
         for p in sorted(folder.rglob("*"))
         if p.is_file() and not p.is_symlink() and "__pycache__" not in p.parts
     }
+
+
+def read_canvas(path) -> tuple[dict[str, float], dict[str, dict[str, float | None]]]:
+    """As Canvas's gradebook import reads a file: the identity columns first (Student, ID, SIS User ID,
+    SIS Login ID, Section), then one column per assignment; an optional second row "Points
+    Possible"; each student found by one of ID, SIS User ID or SIS Login ID; a cell a number, or blank
+    for "no change". Anything else is an error Canvas shows."""
+    with path.open(newline="", encoding="utf-8") as f:
+        rows = list(csv.reader(f))
+    header, *rest = rows
+    assert tuple(header[:5]) == ("Student", "ID", "SIS User ID", "SIS Login ID", "Section"), header
+    assignments = header[5:]
+    assert assignments and len(set(assignments)) == len(assignments)
+    points = {}
+    if rest and rest[0][0] == "Points Possible":
+        points = {a: float(v) for a, v in zip(assignments, rest.pop(0)[5:], strict=True)}
+    grades = {}
+    for row in rest:
+        assert len(row) == len(header), row
+        student = row[1] or row[2] or row[3]
+        assert student and student not in grades, row
+        cells = {}
+        for a, value in zip(assignments, row[5:], strict=True):
+            cells[a] = None if value == "" else float(value)  # ValueError: Canvas refuses the file
+            assert cells[a] is None or 0 <= cells[a] <= points.get(a, float("inf")), (row, a)
+        grades[student] = cells
+    return points, grades

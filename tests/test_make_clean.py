@@ -15,7 +15,13 @@ import pytest
 from course.settings import ROOT
 
 #: What the commands write again (feedback, export, report, publish, solutions, collect's scratch).
-REGENERATED = ["feedback/doejane/01_attention/01_attention.html", "grades.csv", "reports/report.html"]
+REGENERATED = [
+    "feedback/doejane/01_attention/01_attention.html",
+    "grades.csv",
+    "grades-canvas.csv",
+    "grades-wide.csv",
+    "reports/report.html",
+]
 REGENERATED += ["publish/README.md", "solutions/01_attention/01_attention.html", "downloaded/01_attention/x"]
 #: Students' work and grades: nothing regenerates them.
 KEPT = [

@@ -28,3 +28,13 @@ def test_an_unknown_assignment_or_student_is_named_with_the_valid_ones(tmp_path)
         "autograde: no submission of 'adaa' in submitted/ (did you mean ada?); students with submissions: ada"
     ), done.stderr
     assert tree(checkout) == before, "nothing graded, nothing written"
+
+
+def test_an_unknown_lms_format_is_named_with_the_known_ones(tmp_path):
+    checkout = scratch_checkout(tmp_path / "course")
+    before = tree(checkout)
+    done = staff_command(checkout, "export", env={"LMS_EXPORTS": "canvas,moodle"})
+    assert done.returncode == 2 and done.stderr.strip() == (
+        "export: LMS_EXPORTS names 'moodle'; the formats are canvas, wide (comma-separated; empty: grades.csv only)"
+    ), done.stderr
+    assert tree(checkout) == before, "nothing written"

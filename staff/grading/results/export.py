@@ -13,12 +13,14 @@ keeps the whole)."""
 from __future__ import annotations
 
 import csv
+from collections import Counter
 from pathlib import Path
 
+from course import settings
 from staff import course_dir, nbgrader_cli
 from staff.course_dir import CourseDir
 from staff.grading.gradebook import flag_decisions, late
-from staff.grading.results import report
+from staff.grading.results import lms, report
 from staff.grading.status import first_line, load_status
 
 #: Characters of a reason in the CSV.
@@ -26,6 +28,8 @@ REASON_LIMIT = 160
 
 
 def export(course: CourseDir = course_dir.COURSE) -> Path:
+    """Write ``grades.csv`` and the LMS's files (:mod:`lms`, as ``LMS_EXPORTS`` names them); returns ``grades.csv``."""
+    formats = lms.formats(settings.current().lms_exports)  # before anything is written
     csv_path = course.root / "grades.csv"
     lateness = late.refresh(course)
     nbgrader_cli.run("export", f"--to={csv_path}", "--log-level=WARN", course=course)
@@ -55,17 +59,21 @@ def export(course: CourseDir = course_dir.COURSE) -> Path:
         row.update(lateness.get(key, {"lms_late": "", "days_late": ""}))
         for column in ("duedate", "timestamp"):  # nbgrader writes UTC without saying so
             row[column] = f"{row[column]} UTC" if row.get(column) else ""
+    points, people = _gradebook(course)
     for (student, assignment), known in sorted(status.items()):
         if (student, assignment) not in seen:  # never reached the gradebook (invalid notebook, grader error)
             rows.append(
                 {
                     "assignment": assignment,
                     "student_id": student,
+                    **people.get(student, {}),
                     "raw_score": 0.0,
                     "score": 0.0,
+                    "max_score": points.get(assignment, ""),
                     "status": known["status"],
                     "reason": first_line(known["reason"], REASON_LIMIT),
                     "manual_pending": 0.0,
+                    "lms_late": "LATE" if late.lms_late(course, student, assignment) else "",
                 }
             )
     fields = list(
@@ -86,6 +94,16 @@ def export(course: CourseDir = course_dir.COURSE) -> Path:
         writer.writeheader()
         writer.writerows(rows)
     print(f"export: wrote {csv_path}")
+    assignments = sorted({r["assignment"] for r in rows})
+    still_open = frozenset(late.open_at(late.moment()))
+    for path in lms.write(rows, assignments, points, course.root, formats, still_open):
+        print(f"export: wrote {path} (one row per student, for the LMS)")
+    blank = Counter(lms.blank_kind(r, still_open) for r in rows) - Counter({"": len(rows)})
+    if blank:
+        print(
+            "export: left blank for the LMS (not final): "
+            + ", ".join(f"{n} {k}" for k, n in sorted(blank.items()))
+        )
     if held:
         print(
             f"export: {len(held)} flagged submission(s) held for review, their score left blank "
@@ -93,3 +111,16 @@ def export(course: CourseDir = course_dir.COURSE) -> Path:
             f"(the flags' panel on the grading page), then make export again"
         )
     return csv_path
+
+
+def _gradebook(course: CourseDir) -> tuple[dict[str, float], dict[str, dict[str, str]]]:
+    """Each assignment's points and each student's name and email, as the gradebook has them."""
+    from nbgrader.api import Gradebook
+
+    with Gradebook(course.db_url) as gb:
+        points = {a.name: float(a.max_score or 0) for a in gb.assignments}
+        people = {
+            s.id: {"first_name": s.first_name or "", "last_name": s.last_name or "", "email": s.email or ""}
+            for s in gb.students
+        }
+    return points, people

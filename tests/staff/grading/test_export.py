@@ -9,6 +9,7 @@ import pytest
 from staff import course_dir
 from staff.authoring import samples
 from staff.grading.results import export
+from support import read_canvas
 
 pytestmark = pytest.mark.notebooks
 
@@ -34,3 +35,20 @@ def test_export_lists_every_submission(graded_course):
                 "",
                 0.0,
             )
+
+
+def test_export_writes_what_canvas_imports(graded_course):
+    """grades-canvas.csv, read as Canvas reads it: a held (flagged) or pending submission's cell is
+    blank (no change in Canvas), every other one its final score."""
+    export.export(course=graded_course)
+    points, grades = read_canvas(graded_course.root / "grades-canvas.csv")
+    with (graded_course.root / "grades.csv").open() as f:
+        rows = {(r["student_id"], r["assignment"]): r for r in csv.DictReader(f)}
+    for a in course_dir.assignments():
+        for s in samples.load(a):
+            row, got = rows[(s.student, a)], grades[s.student][a]
+            if s.expected_status == "flagged" or float(row["manual_pending"]):
+                assert got is None, (s.student, a)
+            else:
+                assert got == float(row["score"]) and points[a] == float(row["max_score"]), (s.student, a)
+    assert (graded_course.root / "grades-wide.csv").is_file()
