@@ -14,7 +14,9 @@ A flagged submission no TA has decided on is held (:mod:`staff.grading.gradebook
 :class:`HoldFlagged` replaces its page with a note that it is under review, no points, whichever
 way the feedback is made (``make feedback`` or the formgrader's button). The page's template
 (``templates/course_feedback``, nbgrader's with the header and contents changed) says "under review"
-where the score would be, and the contents name each test cell's exercise (:class:`LabelCells`).
+where the score would be, and the contents name each test cell's exercise (:class:`LabelCells`). The
+page reads anywhere, offline: formulas are MathML written into it (:mod:`formulas`; no MathJax from a
+CDN), images are scaled to the page and long lines wrap in a 1,280-pixel window.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from traitlets import default
 from staff import course_dir, nbgrader_cli
 from staff.course_dir import CourseDir, exercise_titles, nbgrader
 from staff.grading.judging.points import MARK, judged_output
+from staff.grading.results import formulas
 
 BEGIN, END = "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"
 #: The course's feedback template, and nbgrader's, which it extends.
@@ -138,6 +141,10 @@ class FeedbackExporter(HTMLExporter):
             template_name="course_feedback", extra_template_basedirs=[str(TEMPLATES), str(NBGRADER_TEMPLATES)]
         )
         super().__init__(**kwargs)
+
+    def default_filters(self):
+        yield from super().default_filters()
+        yield ("mathml", formulas.mathml)  # the template's: formulas drawn without MathJax
 
     @default("template_paths")
     def _template_paths(self, prune=True, root_dirs=None):
