@@ -35,14 +35,19 @@ def lines(verdict: Verdict) -> list[str]:
         return [f"✗ {verdict.problem}"]
     out = []
     for check in verdict.checks:
-        note = (
-            ""
-            if check.paid
-            else " (required: it pays nothing, and without it the test pays nothing)"
-            if check.gate
-            else " (a condition: it pays nothing, a failure costs its share)"
-        )
-        out.append(f"✓ {check.label}{note}" if check.reason is None else f"✗ {check.reason}{note}")
+        passed = check.reason is None
+        if check.paid:
+            note = ""
+        elif check.gate:  # e.g. the model computes the grader's logits before its trained results count
+            note = (
+                " (checked first, no points of its own)"
+                if passed
+                else " (checked first: the test's other checks count once this one passes, so for now "
+                "the test earns 0; fix this one first)"
+            )
+        else:
+            note = " (a condition, no points of its own)" if passed else " (a condition: this costs its share)"
+        out.append(f"✓ {check.label}{note}" if passed else f"✗ {check.reason}{note}")
     return out
 
 
