@@ -100,6 +100,7 @@ class Settings:
     gradebook_url: str | None
     skip_fresh_run: bool
     lms_exports: tuple[str, ...]  # what make export writes besides grades.csv (staff/grading/results/lms.py)
+    formgrader_url: str  # where TAs open the formgrader: the report links its grading pages there
 
     @property
     def memory_bytes(self) -> int:
@@ -119,6 +120,7 @@ def current() -> Settings:
         scheduler=os.environ.get("SCHEDULER", "").strip() or None,
         gradebook_url=os.environ.get("GRADEBOOK_URL", "").strip() or None,
         skip_fresh_run=os.environ.get(SKIP_FRESH_RUN_VARIABLE, "").strip().lower() in _TRUE,
+        formgrader_url=os.environ.get("FORMGRADER_URL", "").strip().rstrip("/") or "http://127.0.0.1:8888",
         lms_exports=tuple(
             name.strip().lower()
             for name in os.environ.get("LMS_EXPORTS", "canvas,wide").split(",")

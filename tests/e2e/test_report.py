@@ -74,3 +74,61 @@ def test_each_submission_to_look_at_lists_its_reasons_and_folds_the_rest(page, g
         "#attention tbody tr", "rows => rows.map(r => [r.cells[0].textContent, r.cells[1].textContent])"
     )
     assert {tuple(r) for r in listed} == looked_at
+
+
+def test_the_report_opens_with_a_summary_of_what_needs_doing(page, graded_course):
+    from staff.grading.gradebook import flag_decisions
+
+    head = page.inner_text("p")  # the first paragraph
+    assert head.startswith("Written ") and " UTC from commit " in head and "unknown" not in head, head
+    rows = page.eval_on_selector_all(
+        "#summary tbody tr", "rows => rows.map(r => [...r.cells].map(c => c.textContent))"
+    )
+    status, held = load_status(graded_course), flag_decisions.held(graded_course)
+    for assignment in course_dir.assignments():
+        row = next(r for r in rows if r[0] == assignment)
+        mine = [o for (_, a), o in status.items() if a == assignment]
+        assert int(row[1]) == len(mine)
+        assert int(row[3]) == sum((o["student"], assignment) in held for o in mine)
+        assert row[7].endswith(" %")
+    assert rows[-1][0] == "all" and int(rows[-1][1].replace(",", "")) == len(status)
+
+
+def test_each_listed_submission_links_its_grading_page_and_flags_and_sorts(page, graded_course):
+    links = page.eval_on_selector_all(
+        "#attention tbody tr",
+        "rows => rows.map(r => [r.cells[1].textContent, r.cells[2].textContent, [...r.cells[5].querySelectorAll('a')].map(a => [a.textContent, a.getAttribute('href')])])",
+    )
+    assert links
+    for student, state, anchors in links:
+        named = dict(anchors)
+        assert named["grading page"].startswith("http://127.0.0.1:8888/formgrader/submissions/"), (
+            student,
+            anchors,
+        )
+        assert ("decide on flags" in named) == (state == "flagged"), (student, anchors)
+    page.click("#attention th:nth-child(2)")
+    students = page.eval_on_selector_all(
+        "#attention tbody tr td:nth-child(2)", "cells => cells.map(c => c.textContent)"
+    )
+    assert students == sorted(students, key=str.lower) or students == sorted(students)
+
+
+def test_the_charts_stay_readable_at_2400_submissions(tmp_path):
+    """A box per assignment for the grading time, never a bar per submission (2,400: 66,000 pixels)."""
+    import struct
+    import time
+
+    assignments = [f"0{i}_a" for i in range(1, 7)]
+    status = {
+        (f"s{i}", a): {"student": f"s{i}", "assignment": a, "seconds": 5 + (i * 7) % 40, "status": "graded"}
+        for i in range(400)
+        for a in assignments
+    }
+    found = [report.Row(s, a, 10.0, 20.0, 0.0, None) for (s, a) in status]
+    start = time.monotonic()
+    figures = report._figures(found, status, {a: {"t": (3, 400)} for a in assignments}, assignments, tmp_path)
+    assert time.monotonic() - start < 20
+    for _, name in figures:
+        width, height = struct.unpack(">II", (tmp_path / name).read_bytes()[16:24])  # the PNG's header
+        assert width <= 1400 and height <= 1000, (name, width, height)

@@ -1,5 +1,11 @@
 """What the gradebook says: the per-student score table, and the instructor report.
 
+The report opens with a summary (when it was written, from which commit of the course, and per
+assignment how many submissions are graded, held for a TA's decision on flags, need a look or could
+not be graded, with the mean score); every submission it lists links to its grading page in the
+formgrader (``FORMGRADER_URL``), the page where a TA decides on its flags, and its feedback page.
+Its charts stay readable at any class size (distributions, never a bar per submission).
+
 The table (``make demo``'s last step) shows automatic points and pending manual grades apart,
 so a free-text answer that no TA has graded yet is never mistaken for a zero; bundled samples
 are compared with the score their file promises. The report (``reports/report.html`` with PNG
@@ -24,8 +30,10 @@ from pathlib import Path
 
 from nbgrader.api import Gradebook, MissingEntry
 
+from course import settings
 from staff import course_dir, text_table
 from staff.course_dir import CourseDir
+from staff.grading.gradebook import flag_decisions
 from staff.grading.integrity import similarity
 from staff.grading.status import load_status
 from staff.grading.student_text import inert_html
@@ -144,34 +152,41 @@ def test_pass_rates(course: CourseDir = course_dir.COURSE) -> dict[str, dict[str
 #: The scores table sorts on a click of its header and filters by assignment and status (no
 #: library: the page is a file an instructor opens from disk, offline).
 _TABLE_SCRIPT = """
-const table = document.getElementById('scores'), body = table.tBodies[0];
+document.querySelectorAll('table.sortable').forEach(table => {
+  const body = table.tBodies[0];
+  table.tHead.querySelectorAll('th').forEach((th, column) => th.addEventListener('click', () => {
+    const down = th.dataset.order !== 'up', numeric = th.classList.contains('num');
+    table.tHead.querySelectorAll('th').forEach(other => delete other.dataset.order);
+    th.dataset.order = down ? 'up' : 'down';
+    const key = row => row.cells[column].dataset.sort ?? row.cells[column].textContent;
+    const rows = [...body.rows].sort((a, b) => numeric ? key(a) - key(b) : key(a).localeCompare(key(b)));
+    if (!down) rows.reverse();
+    body.append(...rows);
+  }));
+});
+const scores = document.getElementById('scores');
 const pick = {assignment: document.getElementById('by-assignment'), status: document.getElementById('by-status')};
 function filter() {
   let shown = 0;
-  for (const row of body.rows) {
+  for (const row of scores.tBodies[0].rows) {
     const keep = Object.entries(pick).every(([key, box]) => !box.value || row.dataset[key] === box.value);
     row.hidden = !keep; shown += keep;
   }
   document.getElementById('shown').textContent = shown;
 }
-Object.values(pick).forEach(box => box.addEventListener('change', filter));
-table.tHead.querySelectorAll('th').forEach((th, column) => th.addEventListener('click', () => {
-  const down = th.dataset.order !== 'up', numeric = th.classList.contains('num');
-  table.tHead.querySelectorAll('th').forEach(other => delete other.dataset.order);
-  th.dataset.order = down ? 'up' : 'down';
-  const key = row => row.cells[column].dataset.sort ?? row.cells[column].textContent;
-  const rows = [...body.rows].sort((a, b) => numeric ? key(a) - key(b) : key(a).localeCompare(key(b)));
-  if (!down) rows.reverse();
-  body.append(...rows);
-}));
+Object.values(pick).forEach(box => box && box.addEventListener('change', filter));
 """
 _STYLE = (
     "body{font-family:sans-serif;max-width:75em;margin:2em auto;padding:0 1em}"
     "img{max-width:100%;height:auto}table{border-collapse:collapse;width:100%}"
     "td,th{border:1px solid #ccc;padding:.3em .6em;text-align:left;vertical-align:top;overflow-wrap:anywhere}"
-    "td:nth-child(-n+3){white-space:nowrap}th{cursor:pointer;background:#f4f4f4}td.num,th.num{text-align:right}ul{margin:0;padding-left:1.2em}"
+    "td:nth-child(-n+3){white-space:nowrap}th{background:#f4f4f4}table.sortable th{cursor:pointer}"
+    "td.num,th.num{text-align:right}ul{margin:0;padding-left:1.2em}.legend{color:#555;font-size:.9em}"
+    "pre{white-space:pre-wrap;overflow-wrap:anywhere}"
     "th[data-order=up]::after{content:' \\25B2'}th[data-order=down]::after{content:' \\25BC'}"
 )
+#: The pass-rate chart's colours: tests most of the class failed, and the rest.
+HARD, PASSED = "#c44e52", "#55a868"
 #: Reasons shown before the rest fold away (a zero-work submission has eighteen).
 FIRST_REASONS = 3
 
@@ -225,21 +240,38 @@ def _figures(
     labels = [(a, t) for a in assignments for t in rates.get(a, {})]
     fig, ax = plt.subplots(figsize=(8, 0.28 * len(labels) + 1.2))
     share = [rates[a][t][0] / rates[a][t][1] for a, t in labels]
-    ax.barh(range(len(labels)), share, color=["#c44e52" if v < 0.5 else "#55a868" for v in share])
+    ax.barh(range(len(labels)), share, color=[HARD if v < 0.5 else PASSED for v in share])
     ax.set_yticks(range(len(labels)), [f"{a} · {t}" for a, t in labels], fontsize=8)
     ax.invert_yaxis()
     ax.set(
         xlim=(0, 1), xlabel="share of submissions with full points", title="Pass rate of every graded test"
     )
+    from matplotlib.patches import Patch
+
+    ax.legend(
+        handles=[
+            Patch(color=HARD, label="under half have full points"),
+            Patch(color=PASSED, label="half or more"),
+        ],
+        loc="lower right",
+        fontsize=8,
+    )
     figures.append(("Pass rate of every graded test", "pass_rates.png", fig))
 
-    timed = sorted(status.values(), key=lambda o: -o["seconds"])
-    fig, ax = plt.subplots(figsize=(8, 0.25 * len(timed) + 1.2))
-    ax.barh(range(len(timed)), [o["seconds"] for o in timed], color="#8172b2")
-    labels = [f"{o['assignment']} · {o['student']}" for o in timed]
-    ax.set_yticks(range(len(timed)), labels, fontsize=8, parse_math=False)  # a student id's "$" is no formula
-    ax.invert_yaxis()
-    ax.set(xlabel="seconds", title="Grading time per submission")
+    # a box per assignment: readable at 20 submissions or 2,000 (a bar each was a 66,000-pixel image)
+    timed = [(a, [o["seconds"] for o in status.values() if o["assignment"] == a]) for a in assignments]
+    timed = [(a, seconds) for a, seconds in timed if seconds]
+    fig, ax = plt.subplots(figsize=(8, 0.45 * len(timed) + 1.4))
+    if timed:
+        ax.boxplot([seconds for _, seconds in timed], vert=False, whis=(0, 100), widths=0.5)
+        ax.set_yticks(
+            range(1, len(timed) + 1), [f"{a} ({len(seconds):,})" for a, seconds in timed], fontsize=8
+        )
+        ax.invert_yaxis()
+    ax.set(
+        xlabel="seconds per submission (box: middle half; line: median; whiskers: fastest and slowest)",
+        title="Grading time per submission, per assignment (how many)",
+    )
     figures.append(("Grading time per submission", "grading_time.png", fig))
     for _, name, fig in figures:
         fig.tight_layout()
@@ -263,7 +295,7 @@ def _scores_html(found: list[Row], status: dict) -> list[str]:
         f"{options({r.assignment for r in found})}</select></label> "
         f"<label>status <select id='by-status'><option value=''>all</option>"
         f"{options({state(r) for r in found})}</select></label> (click a column's name to sort)</p>",
-        "<table id='scores'><thead><tr><th>assignment</th><th>student</th><th>status</th>"
+        "<table id='scores' class='sortable'><thead><tr><th>assignment</th><th>student</th><th>status</th>"
         "<th class='num'>automatic points</th><th class='num'>of</th><th class='num'>manual pending</th>"
         "<th>expected (samples)</th></tr></thead><tbody>",
     ]
@@ -298,10 +330,12 @@ def write_report(
     assignments = sorted({r.assignment for r in found} | set(rates))
     figures = _figures(found, status, rates, assignments, out)
 
+    held, decided = flag_decisions.held(course), flag_decisions.current(course)
     parts = [
         "<!doctype html><meta charset='utf-8'><meta name='viewport' content='width=device-width'>"
         f"<title>Instructor report</title><style>{_STYLE}</style>",
         "<h1>Instructor report</h1>",
+        *_summary(found, status, held, assignments),
     ]
     if (out / similarity.FOLDER / "index.html").exists():  # `make similarity` has been run
         parts.append(
@@ -309,24 +343,33 @@ def write_report(
             "similarity</code>): pairs whose code is alike, flagged for a human; no grade is changed.</p>"
         )
     attention = [o for o in status.values() if o["status"] != "graded"]
-    parts.append(f"<h2>Submissions to look at ({len(attention)})</h2>")
+    parts.append(f"<h2 id='look'>Submissions to look at ({len(attention)})</h2>")
     if attention:
+        pages = _grading_pages(course, attention)
+        base = settings.current().formgrader_url
         parts.append(
-            "<table id='attention'><thead><tr><th>assignment</th><th>student</th><th>status</th>"
-            "<th>why</th></tr></thead><tbody>"
+            f"<p class='legend'>Links open the formgrader at {html.escape(base)} (<code>FORMGRADER_URL</code>) and "
+            "the feedback written by <code>make feedback</code>; click a column's name to sort.</p>"
+            "<table id='attention' class='sortable'><thead><tr><th>assignment</th><th>student</th><th>status</th>"
+            "<th>why</th><th>review</th><th>open</th></tr></thead><tbody>"
         )
-        parts += [
-            f"<tr><td>{html.escape(o['assignment'])}</td><td>{inert_html(o['student'])}</td>"
-            f"<td>{html.escape(o['status'])}</td><td>{_reasons_html(o['reason'])}</td></tr>"
-            for o in sorted(
-                attention, key=lambda o: (o["status"] != "flagged", o["assignment"], o["student"])
+        for o in sorted(attention, key=lambda o: (o["status"] != "flagged", o["assignment"], o["student"])):
+            key = (o["student"], o["assignment"])
+            review = "held: a TA decides" if key in held else decided[key].summary() if key in decided else ""
+            parts.append(
+                f"<tr><td>{html.escape(o['assignment'])}</td><td>{inert_html(o['student'])}</td>"
+                f"<td>{html.escape(o['status'])}</td><td>{_reasons_html(o['reason'])}</td>"
+                f"<td>{inert_html(review)}</td><td>{_links(course, out, base, key, pages.get(key), o['status'])}</td></tr>"
             )
-        ]
         parts.append("</tbody></table>")
     else:
         parts.append("<p>None: every submission graded normally.</p>")
+    legends = {
+        "pass_rates.png": "<p class='legend'>Red: fewer than half of the graded submissions have the test's full "
+        "points (the exercise the class struggles with); green: half or more.</p>"
+    }
     parts += [
-        f"<h2>{html.escape(title)}</h2><img src='{name}' alt='{html.escape(title)}'>"
+        f"<h2>{html.escape(title)}</h2><img src='{name}' alt='{html.escape(title)}'>{legends.get(name, '')}"
         for title, name in figures
     ]
     parts += _scores_html(found, status)
@@ -340,3 +383,104 @@ def write_report(
     report = out / "report.html"
     report.write_text("\n".join(parts) + "\n")
     return report
+
+
+def _commit() -> str:
+    """The course checkout's commit (short), or "unknown" outside a git checkout."""
+    import subprocess
+
+    try:
+        done = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"],
+            cwd=course_dir.ROOT,
+            capture_output=True,
+            text=True,
+            timeout=10,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return "unknown"
+    return done.stdout.strip() if done.returncode == 0 and done.stdout.strip() else "unknown"
+
+
+def _summary(found: list[Row], status: dict, held: set, assignments: list[str]) -> list[str]:
+    """When and from what the report was written, and per assignment what needs doing."""
+    from datetime import UTC, datetime
+
+    from staff.grading.status import NOT_GRADED
+
+    when = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
+    lines = [
+        f"<p>Written {when} from commit <code>{html.escape(_commit())}</code> of the course. "
+        "<a href='#look'>Submissions to look at</a> · <a href='#scores'>all scores</a></p>",
+        "<table id='summary'><thead><tr><th>assignment</th><th class='num'>submissions</th>"
+        "<th class='num'>graded</th><th class='num'>held (flags)</th><th class='num'>to look at</th>"
+        "<th class='num'>not graded</th><th class='num'>manual pending</th><th class='num'>mean automatic score</th>"
+        "</tr></thead><tbody>",
+    ]
+    totals = [0] * 6
+    for a in [*assignments, None]:
+        if a is None:
+            counts, mean = totals, ""
+            label = "<strong>all</strong>"
+        else:
+            mine = [o for (_, oa), o in status.items() if oa == a]
+            rows_a = [r for r in found if r.assignment == a]
+            counts = [
+                len(mine),
+                sum(o["status"] in ("graded", "repaired") for o in mine),
+                sum((o["student"], a) in held for o in mine),
+                sum(
+                    o["status"] not in ("graded", "repaired", *NOT_GRADED) and (o["student"], a) not in held
+                    for o in mine
+                ),
+                sum(o["status"] in NOT_GRADED for o in mine),
+                sum(r.manual_pending > 0 for r in rows_a),
+            ]
+            totals = [t + c for t, c in zip(totals, counts, strict=True)]
+            scored = [r.auto_score / r.auto_max for r in rows_a if r.auto_max]
+            mean = f"{100 * sum(scored) / len(scored):.1f} %" if scored else "-"
+            label = html.escape(a)
+        cells = "".join(f"<td class='num'>{c:,}</td>" for c in counts)
+        lines.append(f"<tr><td>{label}</td>{cells}<td class='num'>{mean}</td></tr>")
+    lines.append(
+        "</tbody></table><p class='legend'>Held: flagged by the integrity scan, no points shown or exported "
+        "until a TA decides. To look at: timeouts, killed kernels, repaired notebooks and flags a TA has "
+        "decided. Not graded: invalid notebooks and grader errors (no points computed). Manual pending: "
+        "free-text answers no TA has graded. Mean: automatic points over the automatic maximum.</p>"
+    )
+    return lines
+
+
+def _grading_pages(course: CourseDir, outcomes: list[dict]) -> dict[tuple[str, str], str]:
+    """``{(student, assignment): the id of its submitted notebook}``, the formgrader's grading page."""
+    found = {}
+    with Gradebook(course.db_url) as gb:
+        for o in outcomes:
+            try:
+                submission = gb.find_submission(o["assignment"], o["student"])
+            except MissingEntry:
+                continue
+            if submission.notebooks:
+                found[(o["student"], o["assignment"])] = submission.notebooks[0].id
+    return found
+
+
+def _links(
+    course: CourseDir, out: Path, base: str, key: tuple[str, str], notebook: str | None, state: str
+) -> str:
+    from os.path import relpath
+    from urllib.parse import quote
+
+    student, assignment = key
+    links = []
+    if notebook:
+        links.append(
+            f"<a href='{html.escape(base)}/formgrader/submissions/{quote(notebook)}/'>grading page</a>"
+        )
+    if state == "flagged":
+        flags = f"{base}/formgrader/course/flags/{quote(assignment, safe='')}/{quote(student, safe='')}"
+        links.append(f"<a href='{html.escape(flags, quote=True)}'>decide on flags</a>")
+    page = course.feedback / student / assignment / f"{assignment}.html"
+    if page.is_file():
+        links.append(f"<a href='{html.escape(quote(relpath(page, out)), quote=True)}'>feedback</a>")
+    return " · ".join(links)
