@@ -118,10 +118,27 @@ def not_graded(outcomes: list[Outcome]) -> str:
     )
 
 
+def cut(text: str, limit: int) -> str:
+    """``text`` at most ``limit`` characters, cut at a word's end with "…" (never mid-word)."""
+    if len(text) <= limit:
+        return text
+    head = text[: limit - 1]
+    return (head.rsplit(" ", 1)[0] if " " in head else head).rstrip(" ,;:") + "…"
+
+
 def summary(outcomes: list[Outcome]) -> str:
-    return text_table.render(
+    """One line counting each status, then the submissions that are not plainly graded, each with
+    its reason (the score table of every student is ``make report``'s)."""
+    counts = {s: sum(o.status == s for o in outcomes) for s in STATUSES}
+    line = f"autograde: {len(outcomes)} submission(s): " + ", ".join(
+        f"{n} {s}" for s, n in counts.items() if n
+    )
+    look = [o for o in outcomes if o.status != "graded"]
+    if not look:
+        return line
+    return f"{line}; to look at:\n" + text_table.render(
         ["assignment", "student", "status", "time", "reason"],
-        [[o.assignment, o.student, o.status, f"{o.seconds:.0f}s", o.reason[:110]] for o in outcomes],
+        [[o.assignment, o.student, o.status, f"{o.seconds:.0f}s", cut(o.reason, 110)] for o in look],
         right=frozenset({3}),
         last_free=True,
     )

@@ -391,7 +391,7 @@ def test_every_step_here_ends_in_a_job_or_an_outcome(course, batch, tmp_path):
             status.status_file(log).unlink(missing_ok=True)
             status.save_status(log, [item])
             assert status.load_status(log)[("hostile", ASSIGNMENT)]["reason"] == item.reason
-            assert len(status.summary([item]).splitlines()) == 3  # header, rule, one line
+            assert len(status.summary([item]).splitlines()) == 4  # counts, header, rule, one line
             return
         counts["read, repaired, scanned, sanitized, sent"] += 1
         counts["flagged by the scan"] += bool(item.flags)
