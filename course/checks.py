@@ -13,12 +13,19 @@ which earns its own share of the points). ``weight`` (default 1) is a check's sh
 cell's points, relative to the cell's other checks against withheld values; the judge reads it
 from the instructor's run. The judge's messages (``reveal=False``) say what kind of failure and by
 how much relative to the tolerance, never an expected value.
+
+:data:`KINDS` is the one table of check kinds: for each, the checks that record it (what the
+integrity scan protects from redefinition), how the judge compares a record with its expected value,
+whether it pays points against a withheld value, and whether it is a prerequisite of its cell. The
+records' reader, the judge and the scan all read it; a new kind is one entry here (docs/ARCHITECTURE.md).
 """
 
 from __future__ import annotations
 
 import sys
 import types
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -60,6 +67,13 @@ def _shape(name: str, value: Any, expected_shape: tuple[int, ...]) -> np.ndarray
     if array.shape != expected_shape:
         raise AssertionError(f"{name}: expected shape {expected_shape}, got {array.shape}")
     return array
+
+
+def compare_shape(name: str, got: Any, expected: Any) -> None:
+    """A recorded shape against the expected one (the judge's side of :func:`check_shape`)."""
+    got, expected = tuple(to_numpy(got).tolist()), tuple(to_numpy(expected).tolist())
+    if got != expected:
+        raise AssertionError(f"{name}: expected shape {expected}, got {got}")
 
 
 def check_shape(name: str, value: Any, expected_shape: tuple[int, ...]) -> np.ndarray:
@@ -398,6 +412,75 @@ def compare_progress(name: str, value: Any, expected: Any, limit: float) -> None
             f"started to where it should end; at least {1 - limit:.0%} is needed "
             f"(a loop that never updates them moves 0 %)"
         )
+
+
+@dataclass(frozen=True)
+class Kind:
+    """One kind of check (a record's ``kind``)."""
+
+    #: the checks that record it: the integrity scan flags an answer that redefines them
+    checks: tuple[Callable, ...]
+    #: the judge's comparison: ``(label, got, expected, spec)`` raises AssertionError when it fails
+    #: (``spec``: the check as the instructor's run recorded it: tolerances, limits)
+    judge: Callable[[str, Any, Any, dict], None]
+    #: against a hidden fixture value, it pays points (a shape or a sum of rows could be guessed)
+    pays: bool = False
+    #: a prerequisite of its cell: it pays nothing, and when it fails the whole cell pays nothing
+    gate: bool = False
+    #: the judge needs an expected value for it (a sum of rows is checked against 1)
+    expects: bool = True
+
+
+KINDS: dict[str, Kind] = {
+    "close": Kind(
+        (check_close,),
+        lambda label, got, want, spec: compare_close(
+            label, got, want, spec["atol"], spec["rtol"], reveal=False
+        ),
+        pays=True,
+    ),
+    "equal": Kind(
+        (check_equal,),
+        lambda label, got, want, spec: compare_equal(label, got, want, reveal=False),
+        pays=True,
+    ),
+    "text": Kind(
+        (check_text,), lambda label, got, want, spec: compare_text(label, got, want, reveal=False), pays=True
+    ),
+    "perplexity": Kind(
+        (check_perplexity,),
+        lambda label, got, want, spec: compare_perplexity(label, got, want, spec["limit"], spec["atol"]),
+        pays=True,
+    ),
+    "accuracy": Kind(
+        (check_accuracy,),
+        lambda label, got, want, spec: compare_accuracy(label, got, want, spec["minimum"]),
+        pays=True,
+    ),
+    "best_accuracy": Kind(
+        (check_best_accuracy,),
+        lambda label, got, want, spec: compare_best_accuracy(label, got, want, spec["minimum"]),
+        pays=True,
+    ),
+    "parity": Kind(
+        (check_parity,),
+        lambda label, got, want, spec: compare_close(
+            label, got, want, spec["atol"], spec["rtol"], reveal=False
+        ),
+        gate=True,
+    ),
+    "progress": Kind(
+        (check_progress,),
+        lambda label, got, want, spec: compare_progress(label, got, want, spec["limit"]),
+        gate=True,
+    ),
+    "shape": Kind((check_shape,), lambda label, got, want, spec: compare_shape(label, got, want)),
+    "rows": Kind(
+        (check_rows_sum_to_one,),
+        lambda label, got, want, spec: compare_rows(label, got, spec["atol"]),
+        expects=False,
+    ),
+}
 
 
 class ReadOnlyModule(types.ModuleType):

@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 from safetensors.numpy import load as load_safetensors
 
+from course import checks
 from course.record import MAX_RECORD_BYTES
 from staff.grading.execution.cells import INDEX
 
@@ -21,18 +22,6 @@ from staff.grading.execution.cells import INDEX
 MAX_RECORDS, MAX_TOTAL_BYTES = 20_000, 512 * 2**20
 NUMERIC = {
     np.dtype(t) for t in ("bool", "int8", "int16", "int32", "int64", "uint8", "float16", "float32", "float64")
-}
-KINDS = {
-    "close",
-    "equal",
-    "text",
-    "rows",
-    "shape",
-    "perplexity",
-    "accuracy",
-    "best_accuracy",
-    "parity",
-    "progress",
 }
 
 
@@ -79,7 +68,7 @@ def _read_one(path: Path) -> Record:
     if set(arrays) - {"got", "expected"} or any(a.dtype not in NUMERIC for a in arrays.values()):
         raise BadRecords(f"{path.name} holds unexpected arrays")
     kind = meta.get("kind", "")
-    if kind not in KINDS:
+    if kind not in checks.KINDS:
         raise BadRecords(f"{path.name} has an unknown kind {kind[:20]!r}")
     try:
         tolerance = {k: float(meta[k]) for k in ("atol", "rtol", "limit", "minimum", "weight") if k in meta}

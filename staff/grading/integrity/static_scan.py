@@ -26,6 +26,7 @@ import ast
 
 from nbformat import NotebookNode
 
+from course import checks
 from staff.course_dir import nbgrader
 from staff.grading.integrity import library_use
 from staff.grading.integrity.source_ast import Unreadable, Walker, magic_call, named, parse, strings
@@ -49,25 +50,31 @@ GUARDED_MODULES = {
     "nbgrader",
 }
 #: Names of comparison functions whose redefinition is suspicious wherever it happens.
-COMPARISONS = {
-    "allclose",
-    "isclose",
-    "array_equal",
-    "array_equiv",
-    "assert_allclose",
-    "assert_equal",
-    "assert_array_equal",
-    "assert_array_almost_equal",
-    "assert_close",
-    "equal",
-    "check_close",
-    "check_equal",
-    "check_text",
-    "check_shape",
-    "check_rows_sum_to_one",
-    "check_type",
-    "check_heatmap",
-}
+#: Comparison functions of NumPy, PyTorch and unittest an answer must not redefine.
+LIBRARY_COMPARISONS = frozenset(
+    {
+        "allclose",
+        "isclose",
+        "array_equal",
+        "array_equiv",
+        "assert_allclose",
+        "assert_equal",
+        "assert_array_equal",
+        "assert_array_almost_equal",
+        "assert_close",
+        "equal",
+    }
+)
+
+
+def comparisons() -> frozenset[str]:
+    """Names an answer must not redefine: the libraries' comparisons and every check of the course
+    (each kind's in :data:`course.checks.KINDS`, the type check, and assignment 3's heatmap check,
+    which records through ``check_close``)."""
+    recording = {f.__name__ for kind in checks.KINDS.values() for f in kind.checks}
+    return LIBRARY_COMPARISONS | recording | {"check_type", "check_heatmap"}
+
+
 NETWORK_MODULES = {
     "socket",
     "urllib",
@@ -217,7 +224,8 @@ def _builtin(node: ast.Call, names: set[str]) -> str | None:
 class _Scanner(Walker):
     def __init__(self, protected: frozenset[str] = frozenset()) -> None:
         self.found: list[str] = []
-        self.protected = COMPARISONS | protected
+        self.comparisons = comparisons()
+        self.protected = self.comparisons | protected
         #: names a loop binds to each of a few written strings (``for name in ("q_lin", "k_lin")``):
         #: what they name can be read, like a constant
         self.spelled: dict[str, tuple[str, ...]] = {}
@@ -243,7 +251,7 @@ class _Scanner(Walker):
 
     def _target(self, target: ast.AST, node: ast.AST) -> None:
         if isinstance(target, ast.Attribute) and (
-            _root(target) in GUARDED_MODULES or target.attr in COMPARISONS
+            _root(target) in GUARDED_MODULES or target.attr in self.comparisons
         ):
             self.flag(node, f"replaces {_dotted(target)}")
         elif isinstance(target, ast.Attribute) and target.attr in REPLACED_BEHAVIOUR:

@@ -41,11 +41,6 @@ from course import checks
 from course.record import decode_index
 from staff.grading.execution.records import Record
 
-#: Prerequisites of their cell (:func:`course.checks.check_parity`, :func:`~course.checks.check_progress`): they
-#: pay nothing, and when one fails the whole cell pays nothing (a trained model's answers count only if
-#: they come from its parameters; a training loop's bookkeeping only if it trained).
-GATES = {"parity", "progress"}
-
 
 class Fixtures:
     """The trusted fixtures (expected outputs included), loaded once per file."""
@@ -79,42 +74,19 @@ def _compare(spec: dict, rec: Record, fixtures: Fixtures) -> None:
         expected = fixtures.value(spec["ref"], spec["index"])
     elif "expected" in spec:  # from the instructor's run: a record's own expected value is the kernel's word
         expected = np.asarray(spec["expected"], dtype=spec["expected_dtype"])
-    elif spec["kind"] == "rows":
+    elif not checks.KINDS[spec["kind"]].expects:
         expected = None
     else:
         raise AssertionError(f"{label}: the judge has no expected value for this check (run `make fixtures`)")
-    if spec["kind"] == "close":
-        checks.compare_close(label, rec.got, expected, spec["atol"], spec["rtol"], reveal=False)
-    elif spec["kind"] == "equal":
-        checks.compare_equal(label, rec.got, expected, reveal=False)
-    elif spec["kind"] == "text":
-        checks.compare_text(label, rec.got, expected, reveal=False)
-    elif spec["kind"] == "perplexity":
-        checks.compare_perplexity(label, rec.got, expected, spec["limit"], spec["atol"])
-    elif spec["kind"] == "accuracy":
-        checks.compare_accuracy(label, rec.got, expected, spec["minimum"])
-    elif spec["kind"] == "best_accuracy":
-        checks.compare_best_accuracy(label, rec.got, expected, spec["minimum"])
-    elif spec["kind"] == "parity":
-        checks.compare_close(label, rec.got, expected, spec["atol"], spec["rtol"], reveal=False)
-    elif spec["kind"] == "progress":
-        checks.compare_progress(label, rec.got, expected, spec["limit"])
-    elif spec["kind"] == "shape":
-        if tuple(rec.got.tolist()) != tuple(np.asarray(expected).tolist()):
-            raise AssertionError(
-                f"{label}: expected shape {tuple(expected.tolist())}, got {tuple(rec.got.tolist())}"
-            )
-    else:
-        checks.compare_rows(label, rec.got, spec["atol"])
+    checks.KINDS[spec["kind"]].judge(label, rec.got, expected, spec)
 
 
 def withheld(spec: dict) -> bool:
     """A check of values against a hidden fixture value the kernel never had (the only kind that
     pays points: public fixtures ship to students, values the kernel computed could be forged, and
     a shape or a sum of rows could be guessed from the inputs)."""
-    return spec["kind"] in ("close", "equal", "text", "perplexity", "accuracy", "best_accuracy") and str(
-        spec.get("ref") or ""
-    ).startswith("hidden/")
+    kind = checks.KINDS.get(spec["kind"])
+    return bool(kind and kind.pays) and str(spec.get("ref") or "").startswith("hidden/")
 
 
 @dataclass
@@ -126,7 +98,7 @@ class Check:
     weight: float
     paid: bool
     reason: str | None
-    gate: bool = False  # a prerequisite (GATES): failed, the whole cell pays nothing
+    gate: bool = False  # a prerequisite (checks.KINDS' gate): failed, the whole cell pays nothing
 
 
 @dataclass
@@ -140,7 +112,7 @@ class Verdict:
     @property
     def fraction(self) -> float:
         """The share of the cell's points earned: passed withheld checks' weight, less failed
-        conditions' weight, over all withheld checks' weight; nothing when a prerequisite (GATES) failed."""
+        conditions' weight, over all withheld checks' weight; nothing when a prerequisite (a gate) failed."""
         paid = sum(c.weight for c in self.checks if c.paid)
         if self.problem or not paid or any(c.gate and c.reason is not None for c in self.checks):
             return 0.0
@@ -204,7 +176,7 @@ def verdict(specs: list[dict], records: list[Record], fixtures: Fixtures) -> Ver
                 float(spec.get("weight", 1.0)),
                 withheld(spec),
                 reason,
-                gate=spec["kind"] in GATES,
+                gate=checks.KINDS[spec["kind"]].gate,
             )
         )
     return Verdict(results)
