@@ -122,7 +122,7 @@ format: setup ## ruff: sort imports, fix what the linter can, format the whole t
 	$(PY) -m ruff check --fix .
 	$(PY) -m ruff format .
 
-screenshots: setup ## redraw the README's formgrader screenshots (docs/figures/) with the browser test
+screenshots: setup ## redraw the formgrader screenshots in docs/figures/ (docs/ta.md) with the browser test
 	@$(MAKE) --no-print-directory system-packages
 	$(PY) -m pytest tests/e2e/test_formgrader.py --screenshots=docs/figures
 
@@ -144,8 +144,8 @@ bench-distilbert: setup ## from-scratch DistilBERT forward pass vs transformers'
 bench-finetune: setup ## fine-tune on SST-2 (../shared/data/sst2) vs transformers' Trainer, same run
 	$(PY) benchmarks/finetune_sst2.py $(ARGS)
 
-compat: setup ## the source notebooks on transformers 4.57 and on a simulated Colab that installs what it lacks (builds virtualenvs in .compat/; not part of make test; README=1 writes the table)
-	$(PY) benchmarks/compat.py $(if $(README),--readme) $(ARGS)
+compat: setup ## the source notebooks on transformers 4.57 and on a simulated Colab that installs what it lacks (builds virtualenvs in .compat/; not part of make test; DOCS=1 writes the table into docs/versions.md)
+	$(PY) benchmarks/compat.py $(if $(DOCS),--docs) $(ARGS)
 
 # What `make clean` removes: what a command writes again (make feedback, export, report, publish,
 # solutions) and collect's scratch copies of the zip. Never students' work or grades: submitted/,

@@ -1,5 +1,5 @@
-"""JupyterHub configuration for the course's TA team (`make hub`; README: "Running the course on a
-server"). Everything but who is who is set by staff/grading/review/hub.py.
+"""JupyterHub configuration for the course's TA team (`make hub`; docs/admin.md: "The TAs'
+JupyterHub"). Everything but who is who is set by staff/grading/review/hub.py.
 
 Groups (nbgrader's names): instructors are the hub's admins and grade; graders are in
 formgrade-transformers-course and may open the formgrader; students may log in but not grade.

@@ -20,7 +20,7 @@ A notebook passes when nbgrader's Validator finds every test cell passing (the r
 ``staff.authoring.validate.validate_source``, as ``tests/e2e/test_notebooks.py`` runs it). On a
 failure the notebook runs once more up to its first error, which the table reports.
 
-    python benchmarks/compat.py [--only ENV] [--notebooks 01_attention ...] [--readme]
+    python benchmarks/compat.py [--only ENV] [--notebooks 01_attention ...] [--docs]
 """
 
 from __future__ import annotations
@@ -43,7 +43,9 @@ FIRST_5X = "transformers==5.0.0"  # with the pinned 5.23.0 (make test): both end
 #: What Colab pins fsspec to (for gcsfs); torch alone would pull the newest, which no datasets
 #: release that accepts huggingface_hub 0.x allows.
 COLAB_FSSPEC = "fsspec==2025.3.0"
-README_BEGIN, README_END = "<!-- compat:begin -->", "<!-- compat:end -->"
+#: Where ``--docs`` writes the table: between these markers of the page on supported versions.
+DOCS_PAGE = ROOT / "docs" / "versions.md"
+TABLE_BEGIN, TABLE_END = "<!-- compat:begin -->", "<!-- compat:end -->"
 
 
 def _pins() -> list[str]:
@@ -259,13 +261,12 @@ def table(rows: list[dict], described: dict[str, str]) -> str:
     return f"{envs}\n\n" + "\n".join(lines)
 
 
-def write_readme(text: str) -> None:
-    readme = ROOT / "README.md"
-    content = readme.read_text()
-    if README_BEGIN not in content:
-        raise SystemExit(f"README.md has no {README_BEGIN} ... {README_END} block to write the table into")
-    head, rest = content.split(README_BEGIN, 1)
-    readme.write_text(f"{head}{README_BEGIN}\n{text}\n{README_END}{rest.split(README_END, 1)[1]}")
+def write_docs(text: str, page: Path = DOCS_PAGE) -> None:
+    content = page.read_text()
+    if TABLE_BEGIN not in content:
+        raise SystemExit(f"{page} has no {TABLE_BEGIN} ... {TABLE_END} block to write the table into")
+    head, rest = content.split(TABLE_BEGIN, 1)
+    page.write_text(f"{head}{TABLE_BEGIN}\n{text}\n{TABLE_END}{rest.split(TABLE_END, 1)[1]}")
 
 
 def main() -> int:
@@ -275,7 +276,7 @@ def main() -> int:
         "--only", choices=["transformers-4.57", "transformers-5.0", "colab-4.57"], action="append"
     )
     parser.add_argument("--notebooks", nargs="*")
-    parser.add_argument("--readme", action="store_true", help="write the table into README.md")
+    parser.add_argument("--docs", action="store_true", help="write the table into docs/versions.md")
     args = parser.parse_args()
     if args.run_one:
         print(json.dumps(run_one(args.run_one.resolve())))
@@ -306,8 +307,8 @@ def main() -> int:
     results.write_text(json.dumps({"rows": rows, "described": described}, indent=1))
     text = table(rows, {name: described[name] for name in order if name in described})
     print(text)
-    if args.readme:
-        write_readme(text)
+    if args.docs:
+        write_docs(text)
     return 0 if all(r["ok"] for r in rows) else 1
 
 

@@ -2,7 +2,7 @@
 
 Students' notebooks, the instructor's commands, ``nbgrader_config.py`` and the tests all ask
 :func:`current` (it reads ``os.environ`` each time, so a setting changed by a test or a shell
-applies at once). The README's "Settings" table documents exactly these variables.
+applies at once). The "Settings" table of docs/admin.md documents exactly these variables.
 
 =====================  ==========================================================  ==================
 variable               what it does                                                default

@@ -244,9 +244,9 @@ def _autograde(args) -> int:
         limits.wall = args.wall
     if args.memory_gb:
         limits.memory = int(args.memory_gb * 2**30)
+    from staff.calendar import DueDatesError
     from staff.grading.canary import CanaryFailed
     from staff.grading.execution.sandbox import SandboxUnavailable
-    from staff.grading.gradebook.late import DueDatesError
     from staff.grading.judging.cell_checks import ChecksUnavailable
 
     grading = dict(jobs=args.jobs, limits=limits, unsafe=args.unsafe_no_sandbox)
@@ -292,7 +292,7 @@ def _feedback(args) -> int:
 
 
 def _export(args) -> int:
-    from staff.grading.gradebook.late import DueDatesError
+    from staff.calendar import DueDatesError
     from staff.grading.results import export
     from staff.grading.results.lms import UnknownFormat
 
@@ -410,7 +410,7 @@ def parser() -> argparse.ArgumentParser:
     figure = command(
         "figure",
         _figure,
-        "redraw the README's figures (attention maps, KV cache) and the notebooks' "
+        "redraw the figures of the README and docs/assignments.md (attention maps, KV cache) and the notebooks' "
         "architecture diagrams, and embed those into source/",
         assignments=False,
     )

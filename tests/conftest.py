@@ -114,8 +114,9 @@ def browser():
 
 #: The CPU kernels most of the graded course's kernels run on: PyTorch's portable ones, not the
 #: AVX2 or AVX-512 ones the fixtures were built with, so the samples' exact scores are checked on
-#: "another CPU" on every machine (float32 results move in the last bits between them; see README,
-#: "Another machine"). Dask's worker processes, and the sandboxed kernels after them, inherit it.
+#: "another CPU" on every machine (float32 results move in the last bits between them; see
+#: docs/integrity.md, "Supported CPUs"). Dask's worker processes, and the sandboxed kernels after
+#: them, inherit it.
 OTHER_CPU = {"ATEN_CPU_CAPABILITY": "default"}
 #: The assignments whose notebooks train models for minutes (fine-tuning; a language model and an
 #: encoder-decoder): their samples are graded on this machine's kernels, where the same work takes

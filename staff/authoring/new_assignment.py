@@ -24,11 +24,10 @@ import nbformat
 from nbformat import NotebookNode
 
 from course.settings import ROOT
-from staff import course_dir
+from staff import calendar, course_dir
 from staff.authoring import contracts, recipes
 from staff.authoring.samples import ROSTER
 from staff.grading.execution import skipping
-from staff.grading.gradebook import late
 
 NAME = re.compile(r"^(\d\d)_([a-z][a-z0-9]*(?:_[a-z0-9]+)*)$")
 #: Libraries whose functions would be the exercise's answer (the integrity scan flags their use).
@@ -329,7 +328,7 @@ def layer_norm(x, gamma, beta, eps=1e-5):
 
 def _due_line(name: str) -> str:
     """Released when the last dated assignment is due, due :data:`OPEN_FOR` later."""
-    last = max(late.due_dates().values(), default=None)
+    last = max(calendar.due_dates().values(), default=None)
     if last is None:
         return f'"{name}" = {{ }}  # no dates yet: never published, never late\n'
     due = last + OPEN_FOR
@@ -352,8 +351,8 @@ def check_name(name: str) -> None:
         )
         if path.exists()
     ]
-    if name in late.due_dates():
-        taken.append(late.DUE_DATES)
+    if name in calendar.due_dates():
+        taken.append(calendar.DUE_DATES)
     if taken:
         raise NameRefused(f"{name} exists already: {', '.join(str(p.relative_to(ROOT)) for p in taken)}")
 
@@ -389,9 +388,9 @@ def scaffold(name: str) -> list[Path]:
                     [student, first, last, f"{first}.{last}@example.edu".lower()]
                 )
         written.append(ROSTER)
-    with late.DUE_DATES.open("a") as handle:
+    with calendar.DUE_DATES.open("a") as handle:
         handle.write(_due_line(name))
-    written.append(late.DUE_DATES)
+    written.append(calendar.DUE_DATES)
     return written
 
 

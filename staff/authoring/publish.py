@@ -24,7 +24,7 @@ from pathlib import Path
 import nbformat
 
 from course import fixtures, paths
-from staff import course_dir
+from staff import calendar, course_dir
 from staff.authoring import release
 from staff.grading.gradebook import late
 
@@ -94,7 +94,7 @@ def _notebook_row(assignment: str, due: datetime | None) -> str:
 
 def student_readme(assignments: list[str]) -> str:
     """The student README for a bundle of ``assignments`` (every count and row derived from them)."""
-    due = late.due_dates()
+    due = calendar.due_dates()
     count = len(assignments)
     words = f"{NUMBERS[count] if count < len(NUMBERS) else count} notebook{'s' if count != 1 else ''}"
     more = (
@@ -226,14 +226,14 @@ def publish(
     day, UTC): the assignments released by then, refused if it holds a line of the solution or
     hidden tests of any assignment not closed by then. Returns the bundle, the assignments shipped
     and the assignments still open."""
-    when = late.moment(as_of)
-    shipped = late.released(when)
+    when = calendar.moment(as_of)
+    shipped = calendar.released(when)
     if not shipped:
         raise NothingToPublish(
             f"no assignment is released by {when:%Y-%m-%d %H:%M} UTC "
-            f"(release dates: {late.DUE_DATES.name}): nothing to publish"
+            f"(release dates: {calendar.DUE_DATES.name}): nothing to publish"
         )
-    still_open = late.open_at(when)
+    still_open = calendar.open_at(when, late.policy().late_window)
     return build(out, shipped, {a: secret_lines(a) for a in still_open}), shipped, still_open
 
 
@@ -245,7 +245,7 @@ def main(out: Path = BUNDLE, as_of: str | None = None) -> int:
 
     try:
         out, shipped, still_open = publish(out, as_of)
-    except (NothingToPublish, Leak, late.DueDatesError) as error:
+    except (NothingToPublish, Leak, calendar.DueDatesError) as error:
         print(f"publish: {error}", file=sys.stderr)
         return 1
     print(

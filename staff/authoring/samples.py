@@ -29,7 +29,7 @@ from pathlib import Path
 
 import nbformat
 
-from staff import course_dir
+from staff import calendar, course_dir
 from staff.course_dir import nbgrader
 from staff.grading.gradebook import late
 
@@ -107,7 +107,7 @@ def submit(sample: Sample, course: course_dir.CourseDir, student: str | None = N
     folder.mkdir(parents=True)
     path = folder / f"{sample.assignment}.ipynb"
     nbformat.write(fill(sample, course.release), path)
-    due = late.due_dates().get(sample.assignment)
+    due = calendar.due_dates().get(sample.assignment)
     late.write_timestamp(folder, due - timedelta(days=1) if due else datetime.now(UTC))
     return path
 

@@ -45,7 +45,7 @@ import nbformat
 from nbgrader.api import Gradebook, MissingEntry
 from tqdm.auto import tqdm
 
-from staff import course_dir
+from staff import calendar, course_dir
 from staff.course_dir import CourseDir
 from staff.grading import canary
 from staff.grading.batch import Batch, Limits  # noqa: F401 (Limits: autograde.Limits for callers)
@@ -73,7 +73,7 @@ def submissions(
 STOPS_THE_BATCH = (
     sandbox.SandboxUnavailable,
     cell_checks.ChecksUnavailable,
-    late.DueDatesError,
+    calendar.DueDatesError,
     canary.CanaryFailed,
 )
 

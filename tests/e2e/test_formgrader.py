@@ -14,7 +14,7 @@ dresses up as the page, while a figure pasted into the answer shows (staff/gradi
 and every page sends a Content-Security-Policy that the whole flow never runs into (csp.py). The
 integrity scan's flags, which quote what the student wrote, show as text beside their cell
 (staff/grading/review/integrity_panel.py). Screenshots of each step go to the test's folder (and to ``--screenshots=DIR``:
-`make screenshots` writes the README's into docs/figures/).
+`make screenshots` writes docs/ta.md's into docs/figures/).
 """
 
 from __future__ import annotations

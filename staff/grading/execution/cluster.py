@@ -3,8 +3,8 @@
 ``SCHEDULER`` unset: a ``LocalCluster`` in this process, one worker per core (``JOBS``), one
 submission at a time each (each in a runner process of its own, :mod:`worker`).
 ``SCHEDULER=tcp://host:8786``: the workers of an existing Dask cluster (started with ``dask worker``
-on Slurm/PBS through dask-jobqueue, on Kubernetes through dask-kubernetes, or by hand: see the
-README), which need the course's environment and nothing else (no shared file system, no
+on Slurm/PBS through dask-jobqueue, on Kubernetes through dask-kubernetes, or by hand: see
+docs/admin.md), which need the course's environment and nothing else (no shared file system, no
 gradebook, no expected outputs).
 
 On an existing cluster, a worker that dies mid-submission (killed, out of memory) has its task

@@ -1,13 +1,10 @@
 """Late work: due dates, when the LMS received each submission, and the late penalty, all in
 nbgrader's own terms.
 
-- **Due dates** are course data, in ``due_dates.toml`` (the one place an instructor sets them, each
-  with its time zone); :func:`write_due_dates` puts them into the gradebook's ``Assignment.duedate``
-  (UTC, as nbgrader stores it) whenever assignments are registered and before every export. The
-  same file gives each assignment its **release date** beside its due date (:func:`schedule`):
-  ``make publish`` ships only what is released (:func:`released`), and nothing that gives away an
-  answer of an assignment before it **closes** (:func:`closing_dates`: its due date plus the late
-  window, :attr:`CourseLatePenalty.late_window`).
+- **Due dates** come from the course's calendar (:mod:`staff.calendar`, ``due_dates.toml``);
+  :func:`write_due_dates` puts them into the gradebook's ``Assignment.duedate`` (UTC, as nbgrader
+  stores it) whenever assignments are registered and before every export. The late window
+  (:attr:`CourseLatePenalty.late_window`) is when an assignment closes in that calendar.
 - **When the work arrived** is nbgrader's ``timestamp.txt`` in ``submitted/<student>/<assignment>/``:
   nbgrader's autograde reads it into the submission, and its ``total_seconds_late`` follows (with
   any extension given through nbgrader). ``make collect`` writes it when the LMS's file name carries
@@ -28,128 +25,21 @@ from __future__ import annotations
 
 import json
 import math
-import tomllib
-from dataclasses import dataclass
-from datetime import UTC, date, datetime, time, timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from nbconvert.preprocessors import Preprocessor
 from nbgrader.plugins import LateSubmissionPlugin
 from traitlets import Float
 
-from course.paths import ROOT
+from staff.calendar import due_dates
 from staff.course_dir import CourseDir
 
-#: The instructor's due dates (see the file's own header).
-DUE_DATES = ROOT / "due_dates.toml"
 #: What ``make collect`` keeps of the LMS's file name, beside the submitted notebook.
 MARKER = "lms.json"
 #: nbgrader's own file for when a submission was received (read by its autograde).
 TIMESTAMP = "timestamp.txt"
 DAY = 24 * 3600
-
-
-class DueDatesError(ValueError):
-    pass
-
-
-@dataclass(frozen=True)
-class Dates:
-    """One assignment's line of ``due_dates.toml`` (aware, UTC; None where the file gives none)."""
-
-    release: datetime | None = None
-    due: datetime | None = None
-
-
-#: The keys of an assignment's table in ``due_dates.toml``.
-DATE_KEYS = ("release", "due")
-
-
-def _when(path: Path, where: str, when) -> datetime:
-    if not isinstance(when, datetime) or when.tzinfo is None:
-        raise DueDatesError(
-            f"{path.name}: {where} = {when}: give a date and time with its time zone, "
-            f"e.g. 2027-01-29T23:59:00Z (UTC) or 2027-01-29T23:59:00+01:00"
-        )
-    return when.astimezone(UTC)
-
-
-def schedule(path: Path = DUE_DATES) -> dict[str, Dates]:
-    """assignment -> its release and due dates. An assignment's value is its due date alone
-    (``"01_attention" = 2027-01-29T23:59:00Z``) or a table of both (``{ release = ..., due = ... }``).
-    A date without a time zone, an assignment the course does not have (a typo would silently leave
-    the real one without a deadline), an unknown key or a release after the due date is refused."""
-    from staff import course_dir
-
-    if not path.is_file():
-        return {}
-    try:
-        raw = tomllib.loads(path.read_text())
-    except tomllib.TOMLDecodeError as error:
-        raise DueDatesError(f"{path.name}: {error}") from None
-    known = set(course_dir.assignments())
-    found = {}
-    for assignment, value in raw.items():
-        if assignment not in known:
-            raise DueDatesError(
-                f"{path.name}: {assignment!r} is not an assignment of the course ({', '.join(sorted(known))})"
-            )
-        if not isinstance(value, dict):
-            value = {"due": value}
-        unknown = sorted(set(value) - set(DATE_KEYS))
-        if unknown:
-            raise DueDatesError(
-                f"{path.name}: {assignment}: unknown key(s) {', '.join(unknown)} (an assignment has "
-                f"{' and '.join(DATE_KEYS)})"
-            )
-        dates = Dates(**{key: _when(path, f"{assignment}.{key}", when) for key, when in value.items()})
-        if dates.release and dates.due and dates.release > dates.due:
-            raise DueDatesError(
-                f"{path.name}: {assignment}: released ({dates.release:%Y-%m-%d %H:%M} UTC) after "
-                f"its due date ({dates.due:%Y-%m-%d %H:%M} UTC)"
-            )
-        found[assignment] = dates
-    return found
-
-
-def due_dates(path: Path = DUE_DATES) -> dict[str, datetime]:
-    """assignment -> due date (aware, UTC), for the assignments that have one (see :func:`schedule`)."""
-    return {a: d.due for a, d in schedule(path).items() if d.due is not None}
-
-
-def release_dates(path: Path = DUE_DATES) -> dict[str, datetime]:
-    """assignment -> release date (aware, UTC): from then on ``make publish`` ships it. An
-    assignment without one is never published (a missing line must not give a notebook away)."""
-    return {a: d.release for a, d in schedule(path).items() if d.release is not None}
-
-
-def moment(as_of: str | date | datetime | None = None) -> datetime:
-    """The moment a publication is "as of", aware, UTC: now by default; a date (``2027-02-11``)
-    is the end of that day in UTC (everything released that day is released by then); a date and
-    time needs its time zone."""
-    if as_of is None:
-        return datetime.now(UTC)
-    if isinstance(as_of, str):
-        try:
-            as_of = date.fromisoformat(as_of) if len(as_of) == 10 else datetime.fromisoformat(as_of)
-        except ValueError:
-            raise DueDatesError(
-                f"as of {as_of!r}: give a date (2027-02-11) or a date and time with its time zone "
-                f"(2027-02-11T09:00:00Z)"
-            ) from None
-    if not isinstance(as_of, datetime):
-        return datetime.combine(as_of, time.max, tzinfo=UTC)
-    if as_of.tzinfo is None:
-        raise DueDatesError(f"as of {as_of.isoformat()}: give its time zone (Z for UTC)")
-    return as_of.astimezone(UTC)
-
-
-def released(when: datetime, path: Path = DUE_DATES) -> list[str]:
-    """The assignments released by ``when`` (aware), in course order."""
-    from staff import course_dir
-
-    dates = release_dates(path)
-    return [a for a in course_dir.assignments() if a in dates and dates[a] <= when]
 
 
 def policy() -> CourseLatePenalty:
@@ -158,24 +48,6 @@ def policy() -> CourseLatePenalty:
     from staff.grading.gradebook import nbgrader_steps
 
     return CourseLatePenalty(config=nbgrader_steps.course_config(course_dir.COURSE))
-
-
-def closing_dates(path: Path = DUE_DATES, window: timedelta | None = None) -> dict[str, datetime | None]:
-    """assignment -> when it closes: its due date plus the late window (``window``, else the
-    policy's :attr:`CourseLatePenalty.late_window`). None: it never closes (no due date, or a
-    policy with no penalty), so nothing that gives its answers away may ever be published."""
-    window = policy().late_window if window is None else window
-    dates = due_dates(path)
-    return {a: dates[a] + window if a in dates and window is not None else None for a in schedule(path)}
-
-
-def open_at(when: datetime, path: Path = DUE_DATES, window: timedelta | None = None) -> list[str]:
-    """The assignments not closed at ``when`` (aware), in course order: none of their answers may
-    be in a bundle published then (every assignment of the course that the file does not close)."""
-    from staff import course_dir
-
-    closing = closing_dates(path, window)
-    return [a for a in course_dir.assignments() if closing.get(a) is None or when < closing[a]]
 
 
 def write_due_dates(assignments: list[str], course: CourseDir) -> None:
@@ -207,7 +79,7 @@ class CourseLatePenalty(LateSubmissionPlugin):
     def late_window(self) -> timedelta | None:
         """How long after the due date lateness still changes the score: the started days it takes
         the penalty to reach its cap (5 days at 10 % a day up to 50 %). An assignment *closes* when
-        its window ends (:func:`closing_dates`); work that arrives later is charged the cap. None
+        its window ends (:func:`staff.calendar.closing_dates`); work that arrives later is charged the cap. None
         when there is no penalty (``per_day`` or ``cap`` 0): lateness never counts, so nothing closes."""
         if self.per_day <= 0 or self.cap <= 0:
             return None

@@ -46,7 +46,9 @@ def lines(verdict: Verdict) -> list[str]:
                 "the test earns 0; fix this one first)"
             )
         else:
-            note = " (a condition, no points of its own)" if passed else " (a condition: this costs its share)"
+            note = (
+                " (a condition, no points of its own)" if passed else " (a condition: this costs its share)"
+            )
         out.append(f"✓ {check.label}{note}" if passed else f"✗ {check.reason}{note}")
     return out
 

@@ -17,7 +17,7 @@ from collections import Counter
 from pathlib import Path
 
 from course import settings
-from staff import course_dir, nbgrader_cli
+from staff import calendar, course_dir, nbgrader_cli
 from staff.course_dir import CourseDir
 from staff.grading.gradebook import flag_decisions, late
 from staff.grading.results import lms, report
@@ -95,7 +95,7 @@ def export(course: CourseDir = course_dir.COURSE) -> Path:
         writer.writerows(rows)
     print(f"export: wrote {csv_path}")
     assignments = sorted({r["assignment"] for r in rows})
-    still_open = frozenset(late.open_at(late.moment()))
+    still_open = frozenset(calendar.open_at(calendar.moment(), late.policy().late_window))
     for path in lms.write(rows, assignments, points, course.root, formats, still_open):
         print(f"export: wrote {path} (one row per student, for the LMS)")
     blank = Counter(lms.blank_kind(r, still_open) for r in rows) - Counter({"": len(rows)})

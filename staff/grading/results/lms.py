@@ -47,7 +47,7 @@ def formats(names: Iterable[str]) -> list[str]:
 
 def cell(row: dict, still_open: frozenset[str] = frozenset()) -> tuple[str, str]:
     """``(score for the LMS, why it is blank)`` of one ``grades.csv`` row; ``still_open``: the
-    assignments students can still hand in (late.open_at), where nothing handed in is not yet a 0."""
+    assignments students can still hand in (calendar.open_at), where nothing handed in is not yet a 0."""
     if row.get("review", "").startswith("held"):
         return "", "held for review (flagged)"
     if row.get("status") in NOT_GRADED:

@@ -13,8 +13,8 @@ service shared by the graders, as nbgrader documents for one course with several
   admins; any other user who can log in (a student, with an LMS login) gets a 403 there.
 - Logins: NativeAuthenticator (per-user passwords, sign-up approved by an instructor at
   ``/hub/authorize``), so a fresh clone works with nothing else to set up. A course with single
-  sign-on swaps in an LTI 1.3 or OAuth authenticator in ``jupyterhub_config.py`` (README,
-  "Running the course on a server"). Nobody gets a server of their own: the hub starts only the
+  sign-on swaps in an LTI 1.3 or OAuth authenticator in ``jupyterhub_config.py`` (docs/admin.md,
+  "Logins"). Nobody gets a server of their own: the hub starts only the
   formgrader (:class:`NoServers`).
 - The hub's own state (its database, cookie secret, the proxy's pid) is in ``.hub/`` in the
   course folder; the proxy is configurable-http-proxy from npm (``make system-packages``).

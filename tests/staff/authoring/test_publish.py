@@ -20,12 +20,12 @@ import nbformat
 import pytest
 
 from course import fixtures, paths, settings
-from staff import course_dir
+from staff import calendar, course_dir
 from staff.authoring import publish, release
 from staff.grading.gradebook import late
 
 ASSIGNMENTS = course_dir.assignments()
-RELEASES = late.release_dates()
+RELEASES = calendar.release_dates()
 #: Every release date, and a second before it (the bundle then, and the assignments open then).
 MOMENTS = sorted({when for r in RELEASES.values() for when in (r, r - timedelta(seconds=1))})
 
@@ -171,7 +171,7 @@ _BUNDLES: dict[tuple[str, ...], tuple[Path, dict[str, set[str]]]] = {}
 def _scheduled(moment, tmp_path_factory) -> tuple[Path, dict[str, set[str]]]:
     """The bundle ``make publish`` writes at ``moment`` (built once per set of released assignments),
     and where each answer line of any assignment occurs in it (line -> files)."""
-    shipped = tuple(late.released(moment))
+    shipped = tuple(calendar.released(moment))
     if shipped not in _BUNDLES:
         out, got, _ = publish.publish(tmp_path_factory.mktemp("scheduled") / "bundle", moment)
         assert tuple(got) == shipped
@@ -194,7 +194,7 @@ def _scheduled(moment, tmp_path_factory) -> tuple[Path, dict[str, set[str]]]:
 
 
 def test_every_assignment_has_a_release_date_before_its_due_date():
-    dates = late.schedule()
+    dates = calendar.schedule()
     assert sorted(dates) == ASSIGNMENTS
     assert all(d.release is not None and d.due is not None and d.release < d.due for d in dates.values())
     assert len(MOMENTS) == 2 * len(set(RELEASES.values()))
@@ -205,7 +205,7 @@ def test_every_assignment_has_a_release_date_before_its_due_date():
 
 @pytest.mark.parametrize("moment", MOMENTS, ids=lambda m: m.strftime("%Y-%m-%dT%H:%M:%S"))
 def test_the_bundle_ships_only_what_is_released(moment, tmp_path_factory):
-    shipped = late.released(moment)
+    shipped = calendar.released(moment)
     if not shipped:
         with pytest.raises(publish.NothingToPublish):
             publish.publish(tmp_path_factory.mktemp("nothing") / "bundle", moment)
@@ -249,10 +249,10 @@ def test_the_bundle_ships_only_what_is_released(moment, tmp_path_factory):
 
 @pytest.mark.parametrize("moment", MOMENTS, ids=lambda m: m.strftime("%Y-%m-%dT%H:%M:%S"))
 def test_the_bundle_holds_no_answer_of_an_assignment_still_open(moment, tmp_path_factory):
-    if not late.released(moment):
+    if not calendar.released(moment):
         return
     _, found = _scheduled(moment, tmp_path_factory)
-    still_open = late.open_at(moment)
+    still_open = calendar.open_at(moment, late.policy().late_window)
     assert still_open, "every moment of the schedule has an assignment open"
     leaked = {(a, line): sorted(found[line]) for a in still_open for line in ANSWERS[a] if line in found}
     assert not leaked, f"answers of open assignments in the bundle of {moment}: {list(leaked.items())[:3]}"

@@ -12,6 +12,7 @@ from datetime import timedelta
 import pytest
 from nbgrader.api import Gradebook
 
+from staff import calendar
 from staff.authoring import samples
 from staff.grading.gradebook import admin, late, nbgrader_steps
 from staff.grading.results import export
@@ -27,7 +28,7 @@ def late_course(make_course, save_without_kernel):
     started days), marked (the LMS said LATE, gave no time) and untimed (no time, no marker)."""
     course = make_course("late")
     correct = next(s for s in samples.load(ASSIGNMENT) if s.student == "correct_loops")
-    due = late.due_dates()[ASSIGNMENT]
+    due = calendar.due_dates()[ASSIGNMENT]
     for student in ("on_time", "three_days", "marked", "untimed"):
         folder = samples.submit(correct, course, student).parent
         (folder / late.TIMESTAMP).unlink()
@@ -69,13 +70,13 @@ def test_the_policy_is_nbgraders_plugin_configured_in_nbgrader_config():
 def test_due_dates_need_a_time_zone_and_a_real_assignment(tmp_path):
     path = tmp_path / "due_dates.toml"
     path.write_text('"01_attention" = 2027-01-29T23:59:00+01:00\n')
-    assert late.due_dates(path)[ASSIGNMENT].isoformat() == "2027-01-29T22:59:00+00:00"
+    assert calendar.due_dates(path)[ASSIGNMENT].isoformat() == "2027-01-29T22:59:00+00:00"
     path.write_text('"01_attention" = 2027-01-29T23:59:00\n')
-    with pytest.raises(late.DueDatesError, match="time zone"):
-        late.due_dates(path)
+    with pytest.raises(calendar.DueDatesError, match="time zone"):
+        calendar.due_dates(path)
     path.write_text('"01_atention" = 2027-01-29T23:59:00Z\n')
-    with pytest.raises(late.DueDatesError, match="not an assignment"):
-        late.due_dates(path)
+    with pytest.raises(calendar.DueDatesError, match="not an assignment"):
+        calendar.due_dates(path)
 
 
 def test_release_dates_sit_beside_due_dates(tmp_path):
@@ -85,22 +86,22 @@ def test_release_dates_sit_beside_due_dates(tmp_path):
         '"01_attention" = { release = 2027-01-15T23:59:00Z, due = 2027-01-29T23:59:00+01:00 }\n'
         '"02_distilbert" = 2027-02-12T23:59:00Z\n'
     )
-    assert late.due_dates(path)[ASSIGNMENT].isoformat() == "2027-01-29T22:59:00+00:00"
-    assert late.release_dates(path) == {
-        ASSIGNMENT: late.moment("2027-01-15T23:59:00Z")
+    assert calendar.due_dates(path)[ASSIGNMENT].isoformat() == "2027-01-29T22:59:00+00:00"
+    assert calendar.release_dates(path) == {
+        ASSIGNMENT: calendar.moment("2027-01-15T23:59:00Z")
     }  # 02: never published
-    assert late.released(late.moment("2027-01-15"), path) == [ASSIGNMENT]  # a day means the end of it
-    assert late.released(late.moment("2027-01-15T23:58:59Z"), path) == []
+    assert calendar.released(calendar.moment("2027-01-15"), path) == [ASSIGNMENT]  # a day means the end of it
+    assert calendar.released(calendar.moment("2027-01-15T23:58:59Z"), path) == []
     for text, error in [
         ('"01_attention" = { release = 2027-01-30T00:00:00Z, due = 2027-01-29T23:59:00Z }', "after"),
         ('"01_attention" = { released = 2027-01-15T23:59:00Z }', "unknown key"),
         ('"01_attention" = { release = 2027-01-15T23:59:00 }', "time zone"),
     ]:
         path.write_text(text + "\n")
-        with pytest.raises(late.DueDatesError, match=error):
-            late.schedule(path)
-    with pytest.raises(late.DueDatesError, match="time zone"):
-        late.moment("2027-01-15T23:59:00")
+        with pytest.raises(calendar.DueDatesError, match=error):
+            calendar.schedule(path)
+    with pytest.raises(calendar.DueDatesError, match="time zone"):
+        calendar.moment("2027-01-15T23:59:00")
 
 
 def test_an_assignment_closes_when_the_late_penalty_reaches_its_cap():
@@ -110,20 +111,22 @@ def test_an_assignment_closes_when_the_late_penalty_reaches_its_cap():
     assert late.CourseLatePenalty(per_day=1.0, cap=1.0).late_window == DAY  # late work scoring zero
     assert late.CourseLatePenalty(per_day=0.3, cap=0.5).late_window == 2 * DAY
     assert late.CourseLatePenalty(per_day=0.0).late_window is None  # no penalty: lateness never ends
-    due = late.due_dates()
-    closing = late.closing_dates()
+    due = calendar.due_dates()
+    closing = calendar.closing_dates(late.policy().late_window)
     assert closing[ASSIGNMENT] == due[ASSIGNMENT] + 5 * DAY
-    assert ASSIGNMENT in late.open_at(closing[ASSIGNMENT] - timedelta(seconds=1))
-    assert ASSIGNMENT not in late.open_at(closing[ASSIGNMENT])
-    assert late.closing_dates(window=2 * DAY)[ASSIGNMENT] == due[ASSIGNMENT] + 2 * DAY
+    assert ASSIGNMENT in calendar.open_at(
+        closing[ASSIGNMENT] - timedelta(seconds=1), late.policy().late_window
+    )
+    assert ASSIGNMENT not in calendar.open_at(closing[ASSIGNMENT], late.policy().late_window)
+    assert calendar.closing_dates(2 * DAY)[ASSIGNMENT] == due[ASSIGNMENT] + 2 * DAY
 
 
 def test_grades_csv_shows_due_date_timestamp_lateness_and_penalty(late_course):
     found = rows(late_course)
-    due = late.due_dates()[ASSIGNMENT].strftime("%Y-%m-%d %H:%M:%S UTC")
+    due = calendar.due_dates()[ASSIGNMENT].strftime("%Y-%m-%d %H:%M:%S UTC")
     assert {found[s]["duedate"] for s in found} == {due}
     on_time, three, marked, untimed = (found[s] for s in ("on_time", "three_days", "marked", "untimed"))
-    assert on_time["timestamp"] == (late.due_dates()[ASSIGNMENT] - DAY).strftime("%Y-%m-%d %H:%M:%S UTC")
+    assert on_time["timestamp"] == (calendar.due_dates()[ASSIGNMENT] - DAY).strftime("%Y-%m-%d %H:%M:%S UTC")
     assert (on_time["days_late"], on_time["lms_late"], float(on_time["late_submission_penalty"])) == (
         "0",
         "",
@@ -153,7 +156,7 @@ def test_the_penalty_follows_manual_points_and_a_corrected_timestamp(late_course
     assert float(three["late_submission_penalty"]) == pytest.approx(round(0.3 * float(three["raw_score"]), 2))
     # A TA learns from the LMS that "marked" came in 5 days late: the real time, into timestamp.txt.
     folder = late_course.submitted / "marked" / ASSIGNMENT
-    late.write_timestamp(folder, late.due_dates()[ASSIGNMENT] + 5 * DAY)
+    late.write_timestamp(folder, calendar.due_dates()[ASSIGNMENT] + 5 * DAY)
     marked = rows(late_course)["marked"]
     assert marked["days_late"] == "5" and marked["timestamp"]
     assert float(marked["late_submission_penalty"]) == pytest.approx(

@@ -11,6 +11,7 @@ import pytest
 from nbgrader.api import Gradebook
 
 from course.settings import ROOT
+from staff import calendar
 from staff.authoring import samples
 from staff.grading import regrade
 from staff.grading.gradebook import admin, late
@@ -35,7 +36,7 @@ def test_regrading_one_student_keeps_manual_grades_applies_the_penalty_and_is_lo
         samples.submit(by_name[student], course)
     # partial came in 23 hours after the due date: one started day late
     late.write_timestamp(
-        course.submitted / "partial" / ASSIGNMENT, late.due_dates()[ASSIGNMENT] + timedelta(hours=23)
+        course.submitted / "partial" / ASSIGNMENT, calendar.due_dates()[ASSIGNMENT] + timedelta(hours=23)
     )
     admin.register([ASSIGNMENT], course)
     for student in (
