@@ -34,6 +34,7 @@ import time
 from pathlib import Path
 
 import nbformat
+import postgres_server as postgres
 from nbgrader.api import Gradebook
 
 from staff import course_dir, nbgrader_cli
@@ -41,7 +42,7 @@ from staff.authoring import release, samples
 from staff.course_dir import CourseDir
 from staff.grading import autograde, regrade
 from staff.grading.execution import skipping
-from staff.grading.gradebook import admin, postgres
+from staff.grading.gradebook import admin
 
 PHASES = ("queue", "kernel start", "execution", "judge", "gradebook")
 GOAL = 2.0  # times plain sequential nbgrader, on 2 cores (issue 28)

@@ -430,7 +430,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
 
-    from staff.grading.gradebook import indexes, postgres
+    import postgres_server as postgres
+
+    from staff.grading.gradebook import indexes
 
     with ExitStack() as stack:
         url = stack.enter_context(postgres.temporary_server()) if args.postgres else None

@@ -33,13 +33,15 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+import postgres_server as postgres
+
 from course import settings  # noqa: E402
 from staff import course_dir  # noqa: E402
 from staff.course_dir import CourseDir, nbgrader  # noqa: E402
 from staff.grading import autograde, canary  # noqa: E402
 from staff.grading.execution import worker
 from staff.grading.execution.records import Record  # noqa: E402
-from staff.grading.gradebook import admin, postgres, session
+from staff.grading.gradebook import admin, session
 from staff.grading.judging import judge
 
 GOAL_PER_SUBMISSION, GOAL_TOTAL = 0.1, 600.0  # seconds (issue 28)

@@ -5,11 +5,11 @@ per cell, multiplies them), and the status log grows by one line per submission.
 
 from __future__ import annotations
 
+import postgres_server as postgres
 import pytest
 from nbgrader.api import Gradebook
 
 from staff import course_dir
-from staff.grading.gradebook import postgres
 from staff.grading.status import load_status, status_file
 from support import benchmark
 

@@ -21,6 +21,7 @@ import os
 import shutil
 import textwrap
 
+import postgres_server
 import psutil
 import pytest
 from nbgrader.api import Gradebook
@@ -30,7 +31,6 @@ from staff.authoring import samples
 from staff.course_dir import CourseDir
 from staff.grading import autograde
 from staff.grading.gradebook import admin
-from staff.grading.gradebook import postgres as postgres_server
 from staff.grading.review import hub
 from support import free_port
 

@@ -15,6 +15,7 @@ import threading
 import time
 from pathlib import Path
 
+import postgres_server
 import psutil
 import pytest
 from dask.system import cpu_count
@@ -25,7 +26,6 @@ from staff.authoring import samples
 from staff.course_dir import CourseDir
 from staff.grading import autograde
 from staff.grading.execution import cluster
-from staff.grading.gradebook import postgres as postgres_server
 from staff.grading.status import load_status
 from support import free_port
 
