@@ -47,10 +47,10 @@ from tqdm.auto import tqdm
 
 from staff import calendar, course_dir
 from staff.course_dir import CourseDir
-from staff.grading import canary
+from staff.grading import canary, repair
 from staff.grading.batch import Batch, Limits  # noqa: F401 (Limits: autograde.Limits for callers)
 from staff.grading.execution import cluster, sandbox, worker
-from staff.grading.gradebook import admin, late, nbgrader_steps, repair, session
+from staff.grading.gradebook import admin, late, nbgrader_steps, session
 from staff.grading.integrity import static_scan
 from staff.grading.judging import cell_checks, judge
 from staff.grading.status import Outcome, first_line, load_status, save_status

@@ -31,7 +31,7 @@ import nbformat
 from nbformat import NotebookNode
 
 from staff.course_dir import nbgrader
-from staff.grading.gradebook import repair
+from staff.grading import repair
 
 _KEEP = frozenset(dir(builtins)) | frozenset(keyword.kwlist) | frozenset(keyword.softkwlist) | {"self", "cls"}
 _SKIP = {tokenize.COMMENT, tokenize.NL, tokenize.ENCODING, tokenize.ENDMARKER}

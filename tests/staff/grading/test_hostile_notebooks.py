@@ -29,11 +29,10 @@ from nbgrader.api import Gradebook, MissingEntry
 from staff import cli, course_dir
 from staff.authoring import samples
 from staff.course_dir import CourseDir, nbgrader
-from staff.grading import autograde, status
+from staff.grading import autograde, repair, status
 from staff.grading.batch import Batch
 from staff.grading.execution import worker
 from staff.grading.execution.records import KINDS, NUMERIC, Record
-from staff.grading.gradebook import repair
 from staff.grading.integrity import static_scan
 from staff.grading.judging import judge, points
 from staff.grading.results import feedback, report

@@ -10,7 +10,7 @@ import nbformat
 from staff import course_dir
 from staff.authoring import samples
 from staff.course_dir import nbgrader
-from staff.grading.gradebook import repair
+from staff.grading import repair
 
 ASSIGNMENT = "01_attention"
 
