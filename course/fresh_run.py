@@ -95,6 +95,14 @@ def _environment() -> dict[str, str]:
     return env
 
 
+def _skipped(cell) -> bool:
+    """A read-only given cell the course declares the grader skips (never an answer or a test)."""
+    meta = cell.get("metadata", {})
+    grading = meta.get("nbgrader", {}) if isinstance(meta.get("nbgrader"), dict) else {}
+    declared = isinstance(meta.get("course"), dict) and meta["course"].get("skip_when_grading") is True
+    return declared and not grading.get("solution") and not grading.get("grade")
+
+
 def run(nb, progress: bool = True) -> Outcome:
     """Execute a copy of ``nb`` (a notebook dict or NotebookNode); never raises for what a cell
     does. The per-cell limit shrinks to what is left of the notebook's, as the grader's would."""
@@ -118,7 +126,9 @@ def run(nb, progress: bool = True) -> Outcome:
         return Outcome(
             nb=nb, seconds=0.0, cells_run=0, stopped=f"nbformat cannot read the notebook: {error}"[:400]
         )
-    code = [i for i, cell in enumerate(copy_nb.cells) if cell.cell_type == "code"]
+    # The cells the grader leaves out (given cells that only illustrate, e.g. a full training run:
+    # staff/grading/execution/skipping.py) are left out here too, so the time is the graded run's.
+    code = [i for i, cell in enumerate(copy_nb.cells) if cell.cell_type == "code" and not _skipped(cell)]
     start, ran, stopped = time.perf_counter(), 0, None
     with tempfile.TemporaryDirectory(prefix="course-fresh-run-") as folder:
         work = Path(folder) / "work"

@@ -4,9 +4,10 @@
 # The classifier is transformers' DistilBertForSequenceClassification around the given encoder, its
 # last layer named W_hy so the visible check finds one: the library's head has a hidden layer of its
 # own before W_hy (pre_classifier and a ReLU), so the head's logits are not the exercise's and its
-# test pays nothing (6). The student's own loss, step, evaluate and loop train it in the real run
-# and earn their points (36 of 42), and the integrity scan names the call, the cell and the exercise
-# for a TA to decide what the classifier is worth.
+# test pays nothing (6). The student's own loss, step, evaluate and loop earn their points (36 of 42):
+# the run test on the pretrained encoder trains the course's classifier with this loop, as this one
+# does not compute exercise 1's logits (one mistake, one exercise's points). The integrity scan names
+# the call, the cell and the exercise for a TA to decide what the classifier is worth.
 # %% classifier
 from transformers import DistilBertForSequenceClassification
 

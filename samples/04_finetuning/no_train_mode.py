@@ -4,8 +4,9 @@
 # evaluate(), which switches the model to eval mode: every step after the first evaluation trains
 # without dropout. The training-loop tests with a dropout model (the visible check and the hidden
 # setting with dropout) see other losses and parameters: 4 of the hidden test's 20 checks fail,
-# 1.2 of its 6 points. The tests without dropout pass, and so does the graded run's held-out
-# test: the autograder evaluates only after its last step, so that run is the correct loop's.
+# 1.2 of its 6 points. The tests without dropout pass, and so does the run test on the pretrained
+# encoder: it evaluates only after its last step (eval_every=None), so every step trains in training
+# mode, with dropout, as the correct loop's.
 # %% train
 def train(model, train_loader, val_loader, epochs=1, lr=1e-4, warmup_ratio=0.1, weight_decay=0.01,
           max_grad_norm=1.0, max_steps=None, eval_every=None):

@@ -6,7 +6,7 @@
 # points for a model that learned nothing). Now the grader first loads weights of its own into a
 # fresh Seq2Seq of this class and compares its logits and cross-attention with what the course's
 # solution computes with them: they do not match, the answers do not come from the parameters, and
-# the test pays nothing (6): 49 of 55.
+# the test pays nothing (6), before its training steps, which fail as well (nothing trains): 49 of 55.
 # %% seq2seq
 class Seq2Seq(nn.Module):
     """A small encoder-decoder transformer: nn.TransformerEncoder, then your decoder_layer per decoder layer."""

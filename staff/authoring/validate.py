@@ -1,7 +1,7 @@
 """Prove the notebooks do what they claim, loudly (``nbgrader validate`` exits 0 even on failure).
 
 - Every **source** notebook passes all its tests (nbgrader's own Validator, which runs the
-  notebook like the autograder does).
+  notebook like the autograder does, leaving out the cells a graded run skips).
 - Every graded test cell of a source notebook is a hidden test the judge pays (no visible check
   carries points, none is declared ``course.in_kernel``: decided in the kernel, whose code a
   submission controls), and ``fixtures/judge/<assignment>.json`` is current.
@@ -72,17 +72,28 @@ def validate_source(notebook: Path) -> list[str]:
     from nbgrader.validator import Validator  # heavy import, only when validating
 
     problems = grading_problems(notebook)
+    # As a graded run executes it: the cells it declares skipped are left out (emptied in a copy
+    # beside it, so the kernel starts in the same folder), and nbgrader's "changed" is not said of them.
+    from staff.grading.execution import skipping
+
+    graded, _ = skipping.as_graded(nbformat.read(notebook, as_version=4))
     with tempfile.TemporaryDirectory(prefix="validate-") as folder:
         config = course_config()
         # The kernel's sockets as ZMQ ipc files in a folder of ours (as fresh_run.kernel_manager's):
         # no TCP port, no warning per notebook that it runs over TCP without encryption.
         config.KernelManager.transport, config.KernelManager.ip = "ipc", str(Path(folder) / "kernel")
-        result = Validator(config=config).validate(str(notebook))
+        copy = notebook.with_name(f".validate-{os.getpid()}-{notebook.name}")
+        try:
+            nbformat.write(graded, copy)
+            result = Validator(config=config).validate(str(copy))
+        finally:
+            copy.unlink(missing_ok=True)
     for cell in result.get("failed", []):
         error = _ANSI.sub("", cell.get("raw_error", "")).strip().splitlines()
         problems.append(f"test cell `{_first_line(cell['source'])}` fails: {error[-1] if error else '?'}")
     for cell in result.get("changed", []):
-        problems.append(f"read-only cell `{_first_line(cell['source'])}` was changed")
+        if cell["source"].strip():  # an emptied skipped cell is the copy's doing
+            problems.append(f"read-only cell `{_first_line(cell['source'])}` was changed")
     return problems
 
 

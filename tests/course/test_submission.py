@@ -296,3 +296,20 @@ def test_the_fresh_run_names_the_first_error_and_a_cell_over_the_limit(monkeypat
     assert ran.first_error()[:2] == (2, "NameError")
     assert ran.stopped == "cell 5 was still running when the per-cell limit (2 s) ran out"
     assert ran.cells_run == 4 and ran.seconds < 30
+
+
+def test_the_fresh_run_leaves_out_the_cells_the_grader_skips():
+    """A given cell declared `skip_when_grading` (a full training run) is not run, as in the graded run;
+    an answer or a test cell carrying the same declaration still runs."""
+    skipped = {"course": {"skip_when_grading": True}, "nbgrader": {"locked": True, "grade_id": "run"}}
+    answer = {"course": {"skip_when_grading": True}, "nbgrader": {"solution": True, "grade_id": "answer"}}
+    nb = nbformat.v4.new_notebook(
+        cells=[
+            nbformat.v4.new_code_cell("x = 1"),
+            nbformat.v4.new_code_cell("import time\ntime.sleep(120)", metadata=skipped),
+            nbformat.v4.new_code_cell("print(x + 1)", metadata=answer),
+        ]
+    )
+    ran = fresh_run.run(nb, progress=False)
+    assert ran.cells_run == 2 and ran.stopped is None and ran.seconds < 60
+    assert ran.nb.cells[1].get("outputs") == [] and ran.nb.cells[2].outputs[0].text == "2\n"

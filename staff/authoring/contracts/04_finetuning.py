@@ -72,7 +72,13 @@ _SENTENCES = "Sentences saved as UTF-8 bytes, one per line."
 _LIST = "accept a list of strings, or a single string"
 _THRESHOLD = '`"label"` (`"positive"` if the probability is above `self.threshold`, else `"negative"`)'
 _SPECIAL = "adds the special tokens `[CLS]` at the start and `[SEP]` at the end"
-_HELDOUT = "label 128 review sentences that are in neither split"
+_RUN_BATCHES = "on 8 batches of 8 review sentences you never see"
+_RUN_TOKENS = "tokenised by the course's tokenizer and each padded on the right to its longest sentence, with labels 0 or 1"
+_RUN_UNSEEN = "the trained model's logits on 32 other such sentences"
+_RUN_HEAD = "with saved weights of `W_hy`"
+_RUN_SEED = "The test seeds torch's random generator right before"
+#: The offline encoder's vocabulary (bert-base-uncased's, online too) and hidden size.
+VOCAB_SIZE, ENCODER_DIM = 30522, 384
 
 
 def _scalar(case: Case, key: str) -> float:
@@ -210,6 +216,49 @@ def _threshold(case: Case) -> Verdict:
     return None if closest > 1e-5 else f"a probability {closest:.1g} from threshold {threshold:g}"
 
 
+def _run_batches(case: Case) -> Verdict:
+    """``steps`` batches (input_ids_k, attention_mask_k, labels_k) and the unseen one, each as the
+    course's tokenizer gives a batch: ids of its vocabulary, [CLS] (101) first, padded on the right
+    with [PAD] (0) to the batch's longest sentence, labels 0/1; 8 batches of 8 and 32 unseen."""
+    steps = int(_scalar(case, "steps"))
+    given = {
+        int(k.rpartition("_")[2]) for k in case if k.startswith(("input_ids_", "attention_mask_", "labels_"))
+    }
+    if steps != 8 or given != set(range(steps)):
+        return f"the case has batches {sorted(given)} for {steps} steps, not 8"
+    for name, prefix, suffix, rows in [(f"step {k}", "", f"_{k}", 8) for k in range(steps)] + [
+        ("unseen", "unseen_", "", 32)
+    ]:
+        ids, mask, labels = (
+            np.asarray(case[f"{prefix}{key}{suffix}"]) for key in ("input_ids", "attention_mask", "labels")
+        )
+        if (
+            ids.shape != mask.shape
+            or ids.ndim != 2
+            or labels.shape != (ids.shape[0],)
+            or ids.shape[0] != rows
+        ):
+            return f"{name}: input_ids {ids.shape}, attention_mask {mask.shape}, labels {labels.shape}, not {rows} sentences"
+        verdict = padding(_RUN_TOKENS, f"{prefix}attention_mask{suffix}", "right").holds(case)
+        if verdict:
+            return f"{name}: {verdict}"
+        if mask[:, -1].sum() == 0:
+            return f"{name}: padded beyond its longest sentence"
+        if ids.min() < 0 or ids.max() >= VOCAB_SIZE or (ids[:, 0] != 101).any() or ids[mask == 0].any():
+            return f"{name}: ids that the course's tokenizer does not give (vocabulary, [CLS] first, [PAD] 0)"
+        if not np.isin(labels, (0, 1)).all():
+            return f"{name}: labels other than 0 and 1"
+    return None
+
+
+def _run_head(case: Case) -> Verdict:
+    weight, bias = np.shape(case["W_hy.weight"]), np.shape(case["W_hy.bias"])
+    wanted = ((1, ENCODER_DIM), (1,))
+    return (
+        None if (weight, bias) == wanted else f"W_hy is {weight} and {bias}, not nn.Linear({ENCODER_DIM}, 1)"
+    )
+
+
 _bow = (
     floats(_BOW, "state.*"),
     integers(_BOW_SIZES, ("vocab_size", "dim"), 1),
@@ -272,8 +321,15 @@ CONTRACT = {
         term(_THRESHOLD, "threshold", _threshold),
         integers(_SPECIAL, "max_length", 2),
     ),
-    "heldout": (
-        text(_SENTENCES, "sentences"),
-        term(_HELDOUT, "sentences", _sentences(128)),
+    "run": (
+        floats(_RUN_HEAD, "W_hy.*"),
+        term(_W_HY, "W_hy.*", _run_head),
+        integers(_RUN_BATCHES, "steps", 8, 8),
+        integers(_RUN_TOKENS, ("input_ids_*", "attention_mask_*", "labels_*", "unseen_*"), 0, VOCAB_SIZE - 1),
+        term(_RUN_BATCHES, ("input_ids_*", "attention_mask_*", "labels_*", "steps"), _run_batches),
+        term(_RUN_UNSEEN, "unseen_*", _run_batches),
+        term(_PEAK_LR, "peak_lr", _within("peak_lr", 0, np.inf, low_open=True)),
+        term(_WARMUP, "warmup_ratio", _within("warmup_ratio", 0, 1)),
+        integers(_RUN_SEED, "seed", 0),
     ),
 }

@@ -11,6 +11,7 @@ from staff.authoring.contracts import floats, integers, padding, shapes, term
 
 _recipe = recipes.load("05_decoder")
 GPT_SIZES = _recipe.GPT_SIZES
+LM_SIZES, LM_TRAINING, S2S_TRAINING = _recipe.LM_SIZES, _recipe.LM_TRAINING, _recipe.S2S_TRAINING
 graded_sizes = _recipe.graded_sizes
 
 # --- the contract: what the released text promises about each exercise's inputs ---------------------
@@ -87,13 +88,16 @@ NGRAM = (
     "bigram (`order=2`) model counted on `train_ids`, and its perplexity on predicting `val_ids[1:]`"
 )
 GRADER_GPT = (
-    "it loads weights of its own (random, of the graded run's sizes) into a fresh `GPT` of your class"
+    "It loads weights of its own (random, of a small GPT: 2 blocks, d_model 64, 4 heads, 64 positions) into a "
+    "fresh `GPT` of your class"
 )
 PARITY_IDS = "compares the logits on 4 sequences of 32 random tokens"
-WINDOWS = (
-    "The grader cuts the entries your copy leaves out into 500 windows of 32 characters and gives your model "
-    "each window alone"
+LM_STEPS = (
+    "for 8 steps of the loop below: AdamW with learning rate 5e-3 and weight decay 0.01, 2 warm-up steps then a "
+    "cosine decay to 0 over the 8 steps"
 )
+LM_BATCHES = "each step on a batch of 32 windows of 64 characters of the entries your copy leaves out"
+WINDOWS = "the trained model's log-probabilities of every next character of 8 more such windows"
 #: Exercise 6.
 S2S_TOKENS = (
     "`PAD` = 0, `BOS` (begin) = 1, `EOS` (end) = 2, and the digits 0–9 as tokens 3–12 (`DIGIT + 3`), a "
@@ -108,7 +112,14 @@ S2S_INPUTS = (
 S2S_LENGTHS = "def __init__(self, vocab_size, d_model=64, n_heads=4, n_layers=2, max_length=16):"
 S2S_TEACHER = "the decoder's *input* is the target without its last token"
 GRADER_S2S = "it loads weights of its own (random, of the given sizes) into a fresh `Seq2Seq` of your class"
-S2S_VOCAB, S2S_MAX_LENGTH, PAD, BOS, FIRST_DIGIT = 13, 16, 0, 1, 3
+S2S_STEPS = (
+    "for 8 steps of the given loop below (AdamW with its learning rate, 2 warm-up steps then a cosine decay to 0 "
+    "over the 8 steps"
+)
+S2S_BATCHES = "each step on a batch of 64 new sequences padded on the right to 10 digits"
+S2S_UNSEEN = "on 32 unseen sequences padded to 12 tokens"
+S2S_TARGET = "The target is `BOS`, the reversed digits, `EOS`"
+S2S_VOCAB, S2S_MAX_LENGTH, PAD, BOS, EOS, FIRST_DIGIT = 13, 16, 0, 1, 2, 3
 
 
 def _int(case, key: str) -> int:
@@ -261,11 +272,11 @@ def _graded(case, keys, sizes) -> str | None:
     return f"{wrong[0]} is {_int(case, wrong[0])}, the graded run's is {sizes[wrong[0]]}" if wrong else None
 
 
-def _tokens(key: str, rows: int, length: int):
+def _tokens(key: str, *shape: int):
     def holds(case) -> str | None:
         value = np.asarray(case[key])
-        if value.shape != (rows, length):
-            return f"{key} is {value.shape}, not {rows} sequences of {length}"
+        if value.shape != shape:
+            return f"{key} is {value.shape}, not {shape} tokens"
         vocab = _int(case, "vocab_size")
         return (
             None
@@ -276,11 +287,14 @@ def _tokens(key: str, rows: int, length: int):
     return holds
 
 
-def _digit_rows(key: str):
-    """Each row: 5 to 10 digit tokens, then PAD to the end."""
+def _digit_rows(key: str, width: int | None = None):
+    """Each row (of any batch): 5 to 10 digit tokens, then PAD to the end (``width`` long if given)."""
 
     def holds(case) -> str | None:
-        for row, tokens in enumerate(np.asarray(case[key]).tolist()):
+        value = np.asarray(case[key])
+        if width is not None and value.shape[-1] != width:
+            return f"{key} is padded to {value.shape[-1]}, not {width}"
+        for row, tokens in enumerate(value.reshape(-1, value.shape[-1]).tolist()):
             n = sum(t != PAD for t in tokens)
             digits = all(FIRST_DIGIT <= t < S2S_VOCAB for t in tokens[:n])
             if not (5 <= n <= 10 and digits and all(t == PAD for t in tokens[n:])):
@@ -291,16 +305,60 @@ def _digit_rows(key: str):
 
 
 def _source_padding(case) -> str | None:
-    for source, mask in (("source", "source_padding"), ("parity_source", "parity_source_padding")):
-        if not np.array_equal(np.asarray(case[mask]), (np.asarray(case[source]) != PAD).astype(int)):
-            return f"{mask} is not 1 exactly at the real tokens of {source}"
+    if not np.array_equal(
+        np.asarray(case["parity_source_padding"]), (np.asarray(case["parity_source"]) != PAD).astype(int)
+    ):
+        return "parity_source_padding is not 1 exactly at the real tokens of parity_source"
     return None
+
+
+def _reversed_targets(source_key: str, target_key: str):
+    """Each target row: BOS, the source's digits reversed, EOS, then PAD, two longer than the source."""
+
+    def holds(case) -> str | None:
+        sources, targets = np.asarray(case[source_key]), np.asarray(case[target_key])
+        if targets.shape != (*sources.shape[:-1], sources.shape[-1] + 2):
+            return f"{target_key} is {targets.shape}, not the sources' {sources.shape} with 2 more tokens"
+        for row, (source, target) in enumerate(
+            zip(
+                sources.reshape(-1, sources.shape[-1]).tolist(),
+                targets.reshape(-1, targets.shape[-1]).tolist(),
+            )
+        ):
+            digits = [t for t in source if t != PAD]
+            expected = [BOS, *digits[::-1], EOS] + [PAD] * (len(target) - len(digits) - 2)
+            if target != expected:
+                return (
+                    f"{target_key} row {row} is not BOS, the reversed digits of {source_key}, EOS ({target})"
+                )
+        return None
+
+    return holds
+
+
+def _settings_are(expected: dict):
+    def holds(case) -> str | None:
+        for key, value in expected.items():
+            if not np.isclose(float(np.asarray(case[key])), float(value), rtol=1e-12, atol=0):
+                return f"{key} is {np.asarray(case[key]).tolist()}, the text says {value}"
+        return None
+
+    return holds
+
+
+def _steps(key: str, steps: int, *rest: int):
+    def holds(case) -> str | None:
+        shape = np.shape(case[key])
+        return None if shape == (steps, *rest) else f"{key} is {shape}, not {steps} steps of {rest}"
+
+    return holds
 
 
 def _s2s_lengths(case) -> str | None:
     source, target = np.shape(case["source"])[1], np.shape(case["parity_target_in"])[1]
-    if source + 1 > S2S_MAX_LENGTH or target > S2S_MAX_LENGTH:  # the grader decodes source_length + 1 tokens
-        return f"sources of {source} and answers of {max(source + 1, target)} tokens pass max_length {S2S_MAX_LENGTH}"
+    answer = np.shape(case["target"])[1] - 1  # the teacher-forced input: the target without its last token
+    if source > S2S_MAX_LENGTH or max(target, answer) > S2S_MAX_LENGTH:
+        return f"sources of {source} and answers of {max(target, answer)} tokens pass max_length {S2S_MAX_LENGTH}"
     return None
 
 
@@ -434,9 +492,16 @@ CONTRACT = {
         ),
     ),
     "heldout": _gpt_weights(
-        term(GRADER_GPT, GPT_SIZES, lambda case: _graded(case, GPT_SIZES, graded_sizes())),
+        term(GRADER_GPT, GPT_SIZES, lambda case: _graded(case, GPT_SIZES, LM_SIZES)),
         term(PARITY_IDS, "ids", _tokens("ids", 4, 32)),
-        term(WINDOWS, "windows", _tokens("windows", 500, 32)),
+        term(
+            LM_STEPS,
+            ("learning_rate", "weight_decay", "warmup_steps"),
+            _settings_are({k: LM_TRAINING[k] for k in ("learning_rate", "weight_decay", "warmup_steps")}),
+        ),
+        term(LM_BATCHES, "batches", _tokens("batches", LM_TRAINING["steps"], LM_TRAINING["batch"], 64)),
+        term(LM_BATCHES, "batches", _fits_positions("batches")),
+        term(WINDOWS, "windows", _tokens("windows", 8, 64)),
         term(WINDOWS, "windows", _fits_positions("windows")),
     ),
     "reversal": (
@@ -450,18 +515,40 @@ CONTRACT = {
         shapes(
             S2S_INPUTS,
             source="batch source_length",
-            source_padding="batch source_length",
+            target="batch _",
             parity_source="parity source_length",
             parity_source_padding="parity source_length",
             parity_target_in="parity target_length",
         ),
-        integers(S2S_TOKENS, ("source", "parity_source", "parity_target_in"), 0, S2S_VOCAB - 1),
-        term(S2S_DIGITS, "source", _digit_rows("source")),
+        integers(
+            S2S_TOKENS,
+            ("source", "target", "parity_source", "parity_target_in", "train_source", "train_target"),
+            0,
+            S2S_VOCAB - 1,
+        ),
+        term(S2S_UNSEEN, "source", _digit_rows("source", 12)),
         term(S2S_DIGITS, "parity_source", _digit_rows("parity_source")),
-        padding(S2S_DIGITS, "source_padding", "right"),
+        term(S2S_BATCHES, "train_source", _digit_rows("train_source", 10)),
+        term(
+            S2S_BATCHES,
+            "train_source",
+            _steps("train_source", S2S_TRAINING["steps"], graded_sizes()["s2s_training"]["batch"], 10),
+        ),
+        term(S2S_TARGET, "target", _reversed_targets("source", "target")),
+        term(S2S_TARGET, "train_target", _reversed_targets("train_source", "train_target")),
         padding(S2S_DIGITS, "parity_source_padding", "right"),
-        term(S2S_PADDING, ("source_padding", "parity_source_padding"), _source_padding),
-        term(S2S_LENGTHS, ("source", "parity_target_in"), _s2s_lengths),
+        term(S2S_PADDING, "parity_source_padding", _source_padding),
+        term(S2S_LENGTHS, ("source", "target", "parity_target_in"), _s2s_lengths),
         term(S2S_TEACHER, "parity_target_in", _teacher_input),
+        term(
+            S2S_STEPS,
+            ("learning_rate", "warmup_steps"),
+            _settings_are(
+                {
+                    "learning_rate": graded_sizes()["s2s_training"]["learning_rate"],
+                    "warmup_steps": S2S_TRAINING["warmup_steps"],
+                }
+            ),
+        ),
     ),
 }

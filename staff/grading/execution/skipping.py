@@ -59,6 +59,21 @@ def skippable(cell: NotebookNode, skip: Iterable[str]) -> bool:
     )
 
 
+def as_graded(nb: NotebookNode) -> tuple[NotebookNode, list[str]]:
+    """A copy of ``nb`` (a source notebook) as a graded run executes it: the cells it declares
+    skipped emptied (an empty cell runs nothing), and their grade ids. For the runs that stand for a
+    graded one: ``make validate``'s and the one that records what each test checks (a training cell
+    left in would train for minutes that no grade depends on)."""
+    import copy
+
+    skip = declared(nb)
+    out = copy.deepcopy(nb)
+    for cell in out.cells:
+        if skippable(cell, skip):
+            cell.source, cell.outputs = "", []
+    return out, skip
+
+
 def install(executor, skip: Iterable[str]) -> None:
     """Make nbclient's ``executor`` (nbgrader's ``Execute``) leave the ``skip`` cells out."""
     skip = frozenset(skip)

@@ -183,13 +183,14 @@ def build_checks(assignment: str, fixtures_root: Path, timeout: int = 900) -> di
     import nbformat
 
     from staff import course_dir
-    from staff.grading.execution import sandbox
+    from staff.grading.execution import sandbox, skipping
 
     nb = nbformat.read(course_dir.source_notebook(assignment), as_version=4)
     problems = reference_order_problems(nb)
     if problems:
         raise AssertionError(f"{assignment}: " + "; ".join(problems))
     digest = source_digest(nb)
+    nb, _ = skipping.as_graded(nb)  # as the canary and every graded run execute it
     with tempfile.TemporaryDirectory(prefix="course-checks-") as folder:
         view = sandbox.fixtures_view(Path(folder) / "fixtures", fixtures_root)
         records = read_cells(sandbox.execute(nb, Path(folder) / "scratch", view, timeout))[0]

@@ -139,7 +139,7 @@ def test_perplexity_is_the_judges_own_on_its_own_targets_and_limit(records):
     """Assignment 5's trained model: the kernel records log-probabilities; the judge computes the
     perplexity with the withheld targets and the limit of the instructor's run."""
     fixtures = judge.Fixtures(ROOT / "fixtures")
-    ref = "hidden/05_decoder/heldout:0.targets"
+    ref = "hidden/05_decoder/decoding:0.sampled"  # withheld token ids, as the characters a model is scored on
     targets = fixtures.value(ref, [])
     spec = {
         "kind": "perplexity",
