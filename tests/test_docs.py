@@ -118,3 +118,32 @@ def test_what_the_layout_says_the_commands_write_is_git_ignored():
     assert not not_ignored, (
         f"docs/layout.md says commands write these, but git would commit them: {not_ignored}"
     )
+
+
+def test_every_score_row_the_docs_quote_is_what_the_demo_prints_now():
+    """A row of `make report`'s table quoted in README.md or docs/ ("01_attention  partial  13.25 / 23
+    4 pts  13.25 ok") names a bundled sample with that expected score and that maximum: a sample that
+    changes makes the quoted line fail here, not go stale."""
+    from staff.authoring import samples
+
+    expected = {
+        (s.assignment, s.student): s.expected_score
+        for a in samples.course_dir.assignments()
+        for s in samples.load(a)
+    }
+    row = re.compile(
+        r"^(\d\d_\w+)\s+(\w+)\s+([\d.]+) / ([\d.]+)\s+(?:[\d.]+ pts|-)\s+([\d.]+) ok$", re.MULTILINE
+    )
+    quoted = [(page, m) for page in PAGES for m in row.finditer(page.read_text())]
+    assert quoted, "the README quotes the demo's score table"
+    for page, m in quoted:
+        assignment, student, score, _, said = m.groups()
+        assert (assignment, student) in expected, (
+            f"{_name(page)} quotes a sample that does not exist: {m.group(0)}"
+        )
+        assert float(score) == float(said) == expected[(assignment, student)], f"{_name(page)}: {m.group(0)}"
+    for page in PAGES:
+        for count in re.findall(r"samples: wrote (\d+) submissions", page.read_text()):
+            assert int(count) == len(expected), (
+                f"{_name(page)} says make samples wrote {count}; it writes {len(expected)}"
+            )
