@@ -19,6 +19,11 @@ nbgrader stays the engine, in three steps per submission:
 
 First the canary (:mod:`canary`): each solution, through steps 2-3, full marks or nobody is graded.
 
+:func:`autograde` is the list of named steps: :func:`prepare` (step 1, one submission at a time,
+:func:`ready`), :class:`Dispatch` (``send``: step 2 on a worker; ``save``: step 3, :func:`finish`, as
+each result arrives, once the canary passed), :class:`Record` (each outcome into the status log at
+once) and :func:`report`.
+
 Each submission gets one status and a one-line reason (:mod:`status`). Where no sandbox can be
 made, grading stops with the reason, unless ``unsafe`` is asked for: those grades are ``unsafe``.
 
@@ -371,6 +376,132 @@ def _already_graded(course: CourseDir, todo: list[tuple[str, str]]) -> dict[tupl
     return {k: v for k, v in known.items() if k in found}
 
 
+class Record:
+    """Step 5, kept as results come: each outcome into the status log at once (a crash later loses
+    nothing finished), the progress bar, and what the batch returns."""
+
+    def __init__(self, course: CourseDir, total: int, show: bool) -> None:
+        self.course, self.outcomes, self.kept = course, [], []
+        self.bar = tqdm(total=total, desc="autograde", unit="submission", disable=not show)
+
+    def __call__(self, outcome: Outcome, unchanged: bool = False) -> None:
+        if unchanged:
+            self.kept.append(outcome)  # its status entry stands as it is
+        else:
+            save_status(self.course, [outcome])
+        self.outcomes.append(outcome)
+        self.bar.update()
+        self.bar.set_postfix_str(f"{outcome.student}/{outcome.assignment}: {outcome.status}")
+
+
+def prepare(
+    course: CourseDir,
+    todo: list[tuple[str, str]],
+    limits: Limits,
+    batch: Batch,
+    previous: dict[tuple[str, str], dict],
+    record: Record,
+) -> Iterator[Ready]:
+    """Step 1, one submission at a time (workers start on the first while the rest are read): read,
+    repaired, scanned and sanitized (:func:`ready`); one that cannot be is recorded with its status,
+    one unchanged since its last grade is kept as it was."""
+    for student, assignment in todo:
+        item = ready(course, student, assignment, limits, batch)
+        if isinstance(item, Outcome):
+            record(item)
+        elif previous.get((student, assignment), {}).get("digest") == item.digest:
+            record(Outcome(**previous[(student, assignment)]), unchanged=True)
+        else:
+            yield item
+
+
+class Dispatch:
+    """Steps 2 to 4 on the cluster: each prepared submission sent to a worker (run), and each result,
+    as it arrives, judged and saved by the one writer here (:func:`finish`), once the canary (the
+    instructor's solutions, sent first) has passed: until then results wait, and if it fails none is
+    written (:class:`canary.CanaryFailed`)."""
+
+    def __init__(self, client, course: CourseDir, batch: Batch, limits: Limits, record: Record) -> None:
+        from distributed import as_completed
+
+        self.client, self.course, self.batch, self.record = client, course, batch, record
+        self.bundle = cluster.Shared(client, batch.bundle)
+        self.threads = cluster.kernel_threads(client)
+        # The students start beside the canary; their results wait here for its verdict.
+        self.preflight = canary.on_cluster(client, self.bundle, batch, course, limits, self.threads)
+        self.sent: dict = {}
+        self.finished = as_completed()
+        self.announced: list[str] = []
+
+    def send(self, item: Ready, attempt: int = 0) -> None:
+        """Step 2: run it on a worker (a task Dask retries once if its worker is lost)."""
+        future = self.client.submit(
+            worker.execute,
+            self.bundle.future,
+            item.job,
+            self.threads,
+            pure=False,
+            retries=1,
+            key=f"grade-{item.assignment}-{item.student}-{item.digest[:10]}-{attempt}",
+        )
+        self.sent[future] = item, time.monotonic(), attempt
+        self.finished.add(future)
+
+    def save(self, future) -> None:
+        """Steps 3 and 4, the one writer: the worker's result judged and saved (or why there is none)."""
+        item, at, attempt = self.sent.pop(future)
+        result, failure = None, None
+        try:
+            result = future.result()
+            # waiting for a free worker (and the transfers): the rest of the round trip
+            result.phases["queue"] = round(max(0.0, time.monotonic() - at - result.phases["worker"]), 2)
+        except CancelledError as error:  # its worker died and Dask let go of the task: it does, at times
+            if attempt < 2:
+                self.bundle.again()  # (a dead worker may have taken its last copy)
+                return self.send(item, attempt + 1)
+            failure = cluster.failure(error)
+        except Exception as error:  # the worker could not grade it: say why, go on
+            failure = cluster.failure(error)
+        self.record(finish(self.course, item, self.batch, result, failure))
+
+    def canary_passed(self, wait: bool) -> bool:
+        """Its verdict, once in (``wait``: wait for it); CanaryFailed: nobody is written."""
+        if not self.announced and (wait or self.preflight.done()):
+            try:
+                self.announced.append(self.preflight.result())
+            except canary.CanaryFailed as failed:
+                beside = sum(1 for future in self.sent if future.done())
+                self.client.cancel(list(self.sent))  # an existing scheduler would go on running them
+                raise canary.CanaryFailed(
+                    f"{failed} ({beside} submission(s) executed beside the canary were discarded unwritten)"
+                ) from None
+            beside = sum(1 for future in self.sent if future.done())
+            self.record.bar.write(
+                f"autograde: canary: {self.announced[0]}; {beside} submission(s) executed beside it, written now"
+            )
+        return bool(self.announced)
+
+    def run(self, items: Iterator[Ready]) -> None:
+        for item in items:
+            self.send(item)
+            if self.canary_passed(wait=False):
+                for done in self.finished.next_batch(block=False):  # written as they come, not at the end
+                    self.save(done)
+        self.canary_passed(wait=True)
+        for done in self.finished:
+            self.save(done)
+
+
+def report(record: Record) -> list[Outcome]:
+    """Step 6: what was kept unchanged, said once; every outcome, in course order."""
+    if record.kept:
+        print(
+            f"autograde: {len(record.kept)} submission(s) unchanged since their last grade, kept "
+            f"(--force grades them again)"
+        )
+    return sorted(record.outcomes, key=lambda o: (o.assignment, o.student))
+
+
 def autograde(
     assignments: list[str] | None = None,
     course: CourseDir = course_dir.COURSE,
@@ -386,8 +517,6 @@ def autograde(
     (notebook, course files, checks, limits) since their last grade are skipped unless ``force``. Each result is
     written here as it arrives (gradebook, ``autograded/``, status), so a crash loses no finished
     grade. Raises :class:`sandbox.SandboxUnavailable` when no sandbox can be made, unless ``unsafe``."""
-    from distributed import as_completed
-
     assignments = assignments or course_dir.assignments()
     todo = submissions(course, assignments, students)
     if not todo:
@@ -399,112 +528,16 @@ def autograde(
         print(f"autograde: gradebook backed up to {backup.name}")
     admin.register(assignments, course)
     batch = Batch(sorted({a for _, a in todo}), unsafe)
-    previous = {} if force else _already_graded(course, todo)
-    outcomes: list[Outcome] = []
-    kept: list[Outcome] = []
-    bar = tqdm(total=len(todo), desc="autograde", unit="submission", disable=not progress)
-
-    def record(outcome: Outcome, unchanged: bool = False) -> None:
-        if unchanged:
-            kept.append(outcome)  # its status entry stands as it is
-        else:
-            save_status(course, [outcome])  # now: a crash later loses nothing finished
-        outcomes.append(outcome)
-        bar.update()
-        bar.set_postfix_str(f"{outcome.student}/{outcome.assignment}: {outcome.status}")
-
-    def to_grade():  # prepared one at a time, so workers start on the first while the rest are read
-        for student, assignment in todo:
-            item = ready(course, student, assignment, limits, batch)
-            if isinstance(item, Outcome):
-                record(item)
-            elif previous.get((student, assignment), {}).get("digest") == item.digest:
-                record(Outcome(**previous[(student, assignment)]), unchanged=True)
-            else:
-                yield item
-
-    pending = to_grade()
-    first = next(pending, None)  # a cluster only when something is to be graded
+    record = Record(course, len(todo), progress)
     try:
+        items = prepare(course, todo, limits, batch, {} if force else _already_graded(course, todo), record)
+        first = next(items, None)  # a cluster only when something is to be graded
         if first is not None:
             # the one writer's gradebook: nbgrader's, opened once for the batch
             with cluster.connect(jobs) as (client, where), session.one_session(course.db_url):
-                bar.write(f"autograde: grading on {where}")
-                bundle = cluster.Shared(client, batch.bundle)
-                threads = cluster.kernel_threads(client)
-                # The students start beside the canary; their results wait here for its verdict.
-                preflight = canary.on_cluster(client, bundle, batch, course, limits, threads)
-                sent: dict = {}
-                finished = as_completed()
-
-                def submit(item: Ready, attempt: int = 0) -> None:
-                    future = client.submit(
-                        worker.execute,
-                        bundle.future,
-                        item.job,
-                        threads,
-                        pure=False,
-                        retries=1,
-                        key=f"grade-{item.assignment}-{item.student}-{item.digest[:10]}-{attempt}",
-                    )
-                    sent[future] = item, time.monotonic(), attempt
-                    finished.add(future)
-
-                def write(future) -> None:  # the one writer
-                    item, at, attempt = sent.pop(future)
-                    result, failure = None, None
-                    try:
-                        result = future.result()
-                        # waiting for a free worker (and the transfers): the rest of the round trip
-                        result.phases["queue"] = round(
-                            max(0.0, time.monotonic() - at - result.phases["worker"]), 2
-                        )
-                    except (
-                        CancelledError
-                    ) as error:  # its worker died and Dask let go of the task: it does, at times
-                        if attempt < 2:
-                            bundle.again()  # (a dead worker may have taken its last copy)
-                            return submit(item, attempt + 1)
-                        failure = cluster.failure(error)
-                    except Exception as error:  # the worker could not grade it: say why, go on
-                        failure = cluster.failure(error)
-                    record(finish(course, item, batch, result, failure))
-
-                announced = []
-
-                def canary_passed(
-                    wait: bool,
-                ) -> bool:  # its verdict, once in; CanaryFailed: nobody is written
-                    if not announced and (wait or preflight.done()):
-                        try:
-                            announced.append(preflight.result())
-                        except canary.CanaryFailed as failed:
-                            beside = sum(1 for future in sent if future.done())
-                            client.cancel(list(sent))  # an existing scheduler would go on running them
-                            raise canary.CanaryFailed(
-                                f"{failed} ({beside} submission(s) executed beside the "
-                                f"canary were discarded unwritten)"
-                            ) from None
-                        beside = sum(1 for future in sent if future.done())
-                        bar.write(
-                            f"autograde: canary: {announced[0]}; {beside} submission(s) executed beside it, "
-                            f"written now"
-                        )
-                    return bool(announced)
-
-                for item in itertools.chain([first], pending):
-                    submit(item)
-                    if canary_passed(wait=False):
-                        for done in finished.next_batch(block=False):  # written as they come, not at the end
-                            write(done)
-                canary_passed(wait=True)
-                for done in finished:
-                    write(done)
+                record.bar.write(f"autograde: grading on {where}")
+                Dispatch(client, course, batch, limits, record).run(itertools.chain([first], items))
     finally:
-        bar.close()
+        record.bar.close()
         batch.close()
-    if kept:
-        print(
-            f"autograde: {len(kept)} submission(s) unchanged since their last grade, kept (--force grades them again)"
-        )
-    return sorted(outcomes, key=lambda o: (o.assignment, o.student))
+    return report(record)
