@@ -10,9 +10,12 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from course import paths
+from staff.grading.integrity import similarity  # light to import: its command and flags live with it
 
 
 def _fixtures(args) -> int:
@@ -347,175 +350,228 @@ def _solutions(args) -> int:
     return 1 if problems else 0
 
 
-def parser() -> argparse.ArgumentParser:
-    top = argparse.ArgumentParser(prog="python -m staff", description=__doc__.split("\n")[0])
-    sub = top.add_subparsers(dest="command", required=True, metavar="command")
+@dataclass(frozen=True)
+class Command:
+    """One command of the command line: its name, what runs it, its help, its own flags (a function
+    adding them to its parser) and whether it takes assignment names (default: every assignment)."""
 
-    def command(name: str, run, help: str, assignments: bool = True) -> argparse.ArgumentParser:
-        p = sub.add_parser(name, help=help, description=help)
-        p.set_defaults(run=run)
-        if assignments:
-            p.add_argument("assignments", nargs="*", help="default: every assignment")
-        return p
+    name: str
+    run: Callable[[argparse.Namespace], int]
+    help: str
+    flags: Callable[[argparse.ArgumentParser], object] | None = None
+    assignments: bool = True
 
-    built = command(
-        "fixtures",
-        _fixtures,
-        "rebuild the saved tensors from the recipes and rewrite the manifests "
-        "(after a change to a recipe or a solution)",
-    )
-    built.add_argument("--out", type=Path, help="default: the course's fixtures/")
-    built.add_argument(
+
+def _fixtures_flags(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--out", type=Path, help="default: the course's fixtures/")
+    p.add_argument(
         "--retrain",
         action="store_true",
         help="train the trained fixtures again too (default: keep the ones in --out)",
     )
-    command(
-        "fixtures-check",
-        _fixtures_check,
-        "rebuild into a temporary folder and compare with the "
-        "committed fixtures within a tenth of the grading tolerances (rewrites nothing)",
-    ).add_argument("--root", type=Path, help="committed fixtures (default: the course's fixtures/)")
-    command(
-        "fixtures-verify",
-        _fixtures_verify,
-        "check every fixture file against its SHA-256 manifest",
-        assignments=False,
-    ).add_argument("--root", type=Path)
-    command(
-        "new-assignment",
-        _new_assignment,
-        "scaffold a new assignment that already goes through fixtures, release and grading: its source "
-        "notebook, fixture recipe, samples (with their students) and dates, for its author to replace",
-        assignments=False,
-    ).add_argument("name", help="NN_lowercase_words, e.g. 07_layer_norm")
-    command(
-        "validate",
-        _validate,
-        "source notebooks pass all tests; released ones fail only with NotImplementedError",
-    ).add_argument("--only", choices=["source", "release"])
-    command(
-        "release", _release, "check the source, generate release/ atomically with nbgrader, check the release"
-    )
-    published = command(
-        "publish",
-        _publish,
-        "build the student bundle in publish/: what is released by today",
-        assignments=False,
-    )
-    published.add_argument("--out", type=Path)
-    published.add_argument(
+
+
+def _publish_flags(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--out", type=Path)
+    p.add_argument(
         "--as-of", metavar="DATE", help="as of that day (YYYY-MM-DD: its end, UTC) or moment, not now"
     )
-    figure = command(
-        "figure",
-        _figure,
-        "redraw the figures of the README and docs/assignments.md (attention maps, KV cache) and the notebooks' "
-        "architecture diagrams, and embed those into source/",
-        assignments=False,
-    )
-    figure.add_argument(
-        "path", nargs="?", type=Path, help="redraw only the first README figure, into this file"
-    )
-    figure.add_argument(
+
+
+def _figure_flags(p: argparse.ArgumentParser) -> None:
+    p.add_argument("path", nargs="?", type=Path, help="redraw only the first README figure, into this file")
+    p.add_argument(
         "--architecture",
         action="store_true",
         help="only the architecture diagrams and their cells in source/ (runs no model)",
     )
-    command(
-        "collect", _collect, "import an LMS zip of notebooks into submitted/", assignments=False
-    ).add_argument("zip", type=Path)
-    command(
-        "samples",
-        _samples,
-        "copy the bundled sample submissions into submitted/ (and their students' names into the gradebook)",
-    )
-    command(
-        "students",
-        _students,
-        "import students' names and emails into the gradebook from a CSV (id,first_name,last_name,email)",
-        assignments=False,
-    ).add_argument("roster", type=Path)
-    grade = command(
-        "autograde",
-        _autograde,
-        "grade every submission on a Dask cluster (local unless SCHEDULER "
-        "is set), with a status each (exit status 1, with a count, when some could not be graded); "
-        "--student/--regrade: regrade just those, keeping manual grades",
-    )
-    grade.add_argument("--jobs", type=int, help="local workers (default: JOBS, else one per core)")
-    grade.add_argument("--cell-timeout", type=int, help="seconds per cell (default: CELL_TIMEOUT)")
-    grade.add_argument("--wall", type=int, help="seconds per notebook (default: NOTEBOOK_TIMEOUT)")
-    grade.add_argument("--memory-gb", type=float, help="memory per grading process (default: MEMORY_GB)")
-    grade.add_argument(
+
+
+def _autograde_flags(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--jobs", type=int, help="local workers (default: JOBS, else one per core)")
+    p.add_argument("--cell-timeout", type=int, help="seconds per cell (default: CELL_TIMEOUT)")
+    p.add_argument("--wall", type=int, help="seconds per notebook (default: NOTEBOOK_TIMEOUT)")
+    p.add_argument("--memory-gb", type=float, help="memory per grading process (default: MEMORY_GB)")
+    p.add_argument(
         "--force",
         action="store_true",
         help="grade again submissions unchanged since their last grade (default: keep those)",
     )
-    grade.add_argument(
+    p.add_argument(
         "--student",
         action="append",
         metavar="ID",
         help="regrade only this student's submissions (repeatable): forced, logged for the report",
     )
-    grade.add_argument(
+    p.add_argument(
         "--regrade",
         action="store_true",
         help="regrade the named assignments (and --student's), forced, logged for the report",
     )
-    grade.add_argument("--reason", default="", help="why, for the regrade log (e.g. a dispute's number)")
-    grade.add_argument(
+    p.add_argument("--reason", default="", help="why, for the regrade log (e.g. a dispute's number)")
+    p.add_argument(
         "--unsafe-no-sandbox",
         action="store_true",
         help="grade without the sandbox where none can be made (grades are marked unsafe)",
     )
-    for name, port, text in (
-        (
-            "formgrader",
-            8888,
-            "JupyterLab with nbgrader's formgrader on the course, for grading "
-            "free-text answers (prints the address with its token)",
-        ),
-        (
-            "hub",
-            8000,
-            "JupyterHub for a TA team: the formgrader as a service shared by the "
-            "graders (jupyterhub_config.py names them); --ip 0.0.0.0: every interface (put TLS in front)",
-        ),
-    ):
-        served = command(name, _serve, text, assignments=False)
-        (
-            served.add_argument("--port", type=int, default=port),
-            served.add_argument("--ip", default="127.0.0.1"),
-        )
-    command("feedback", _feedback, "per-student feedback HTML, hidden tests redacted").add_argument(
-        "--complete", action="store_true", help="write nothing while any free-text answer waits for a TA"
-    )
-    command(
-        "export",
-        _export,
-        "grades.csv with status, reason, manual_pending and late-work (due date, timestamp, "
-        "days late, LMS marker, penalty) columns",
-        assignments=False,
-    )
-    command("report", _report, "the score table; --html also writes reports/report.html").add_argument(
-        "--html", action="store_true"
-    )
-    from staff.grading.integrity import (
-        similarity,  # light to import; its flags live with it (this file's size limit)
-    )
 
-    similarity.arguments(command("similarity", similarity.command, similarity.HELP, assignments=False))
-    solved = command(
-        "solutions",
-        _solutions,
-        "worked solutions to publish once grades are out: each notebook run with "
-        "its solutions, model answers and outputs, without hidden tests, into solutions/ (.ipynb and .html)",
-    )
-    solved.add_argument("--out", type=Path, help="default: the course's solutions/")
-    solved.add_argument(
+
+def _server_flags(port: int) -> Callable[[argparse.ArgumentParser], None]:
+    def flags(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--port", type=int, default=port)
+        p.add_argument("--ip", default="127.0.0.1")
+
+    return flags
+
+
+def _solutions_flags(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--out", type=Path, help="default: the course's solutions/")
+    p.add_argument(
         "--cell-timeout", type=int, help="seconds per cell (default: 3600; training runs uncapped)"
     )
+
+
+#: Every command, in workflow order (`make help`'s): one entry each.
+COMMANDS = (
+    Command(
+        "fixtures",
+        _fixtures,
+        "rebuild the saved tensors from the recipes and rewrite the manifests (after a change to a recipe or a solution)",
+        _fixtures_flags,
+    ),
+    Command(
+        "fixtures-check",
+        _fixtures_check,
+        "rebuild into a temporary folder and compare with the committed fixtures within a tenth of the grading "
+        "tolerances (rewrites nothing)",
+        lambda p: p.add_argument(
+            "--root", type=Path, help="committed fixtures (default: the course's fixtures/)"
+        ),
+    ),
+    Command(
+        "fixtures-verify",
+        _fixtures_verify,
+        "check every fixture file against its SHA-256 manifest",
+        lambda p: p.add_argument("--root", type=Path),
+        assignments=False,
+    ),
+    Command(
+        "new-assignment",
+        _new_assignment,
+        "scaffold a new assignment that already goes through fixtures, release and grading: its source notebook, "
+        "fixture recipe, samples (with their students) and dates, for its author to replace",
+        lambda p: p.add_argument("name", help="NN_lowercase_words, e.g. 07_layer_norm"),
+        assignments=False,
+    ),
+    Command(
+        "validate",
+        _validate,
+        "source notebooks pass all tests; released ones fail only with NotImplementedError",
+        lambda p: p.add_argument("--only", choices=["source", "release"]),
+    ),
+    Command(
+        "release", _release, "check the source, generate release/ atomically with nbgrader, check the release"
+    ),
+    Command(
+        "publish",
+        _publish,
+        "build the student bundle in publish/: what is released by today",
+        _publish_flags,
+        assignments=False,
+    ),
+    Command(
+        "figure",
+        _figure,
+        "redraw the figures of the README and docs/assignments.md (attention maps, KV cache) and the notebooks' "
+        "architecture diagrams, and embed those into source/",
+        _figure_flags,
+        assignments=False,
+    ),
+    Command(
+        "collect",
+        _collect,
+        "import an LMS zip of notebooks into submitted/",
+        lambda p: p.add_argument("zip", type=Path),
+        assignments=False,
+    ),
+    Command(
+        "samples",
+        _samples,
+        "copy the bundled sample submissions into submitted/ (and their students' names into the gradebook)",
+    ),
+    Command(
+        "students",
+        _students,
+        "import students' names and emails into the gradebook from a CSV (id,first_name,last_name,email)",
+        lambda p: p.add_argument("roster", type=Path),
+        assignments=False,
+    ),
+    Command(
+        "autograde",
+        _autograde,
+        "grade every submission on a Dask cluster (local unless SCHEDULER is set), with a status each (exit "
+        "status 1, with a count, when some could not be graded); --student/--regrade: regrade just those, keeping "
+        "manual grades",
+        _autograde_flags,
+    ),
+    Command(
+        "formgrader",
+        _serve,
+        "JupyterLab with nbgrader's formgrader on the course, for grading free-text answers (prints the address "
+        "with its token)",
+        _server_flags(8888),
+        assignments=False,
+    ),
+    Command(
+        "hub",
+        _serve,
+        "JupyterHub for a TA team: the formgrader as a service shared by the graders (jupyterhub_config.py names "
+        "them); --ip 0.0.0.0: every interface (put TLS in front)",
+        _server_flags(8000),
+        assignments=False,
+    ),
+    Command(
+        "feedback",
+        _feedback,
+        "per-student feedback HTML, hidden tests redacted",
+        lambda p: p.add_argument(
+            "--complete", action="store_true", help="write nothing while any free-text answer waits for a TA"
+        ),
+    ),
+    Command(
+        "export",
+        _export,
+        "grades.csv with status, reason, review of flags, manual_pending and late-work columns, and a row per "
+        "student for the LMS (grades-canvas.csv, grades-wide.csv: LMS_EXPORTS)",
+        assignments=False,
+    ),
+    Command(
+        "report",
+        _report,
+        "the score table; --html also writes reports/report.html",
+        lambda p: p.add_argument("--html", action="store_true"),
+    ),
+    Command("similarity", similarity.command, similarity.HELP, similarity.arguments, assignments=False),
+    Command(
+        "solutions",
+        _solutions,
+        "worked solutions to publish once grades are out: each notebook run with its solutions, model answers and "
+        "outputs, without hidden tests, into solutions/ (.ipynb and .html)",
+        _solutions_flags,
+    ),
+)
+
+
+def parser() -> argparse.ArgumentParser:
+    top = argparse.ArgumentParser(prog="python -m staff", description=__doc__.split("\n")[0])
+    sub = top.add_subparsers(dest="command", required=True, metavar="command")
+    for command in COMMANDS:
+        p = sub.add_parser(command.name, help=command.help, description=command.help)
+        p.set_defaults(run=command.run)
+        if command.assignments:
+            p.add_argument("assignments", nargs="*", help="default: every assignment")
+        if command.flags:
+            command.flags(p)
     return top
 
 
