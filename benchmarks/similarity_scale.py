@@ -6,7 +6,7 @@ and the pages. Goal: under a minute on the course's 2-core machine.
     python benchmarks/similarity_scale.py [--students 300] [--keep DIR]
 
 Each synthetic submission is built from the bundled samples, the instructor's solution and the
-independent solution of the similarity tests (tests/staff/grading/similarity_cases/): answer cells
+independent solution of the similarity tests (tests/staff/grading/integrity/similarity_cases/): answer cells
 drawn from a few of them at random (so pairs share anything from no cell to all), then its names
 renamed, its top-level statements reordered and some lines changed, each with a seeded chance;
 one in twenty kept only the released skeleton and one in twenty is empty.
@@ -35,7 +35,7 @@ from staff.grading.integrity import similarity  # noqa: E402
 
 ASSIGNMENT = "01_attention"
 GOAL = 60.0  # seconds for the whole report of 300 submissions (issue 29)
-CASES = course_dir.ROOT / "tests" / "staff" / "grading" / "similarity_cases"
+CASES = course_dir.ROOT / "tests" / "staff" / "grading" / "integrity" / "similarity_cases"
 
 
 def bases() -> list[dict[str, str]]:

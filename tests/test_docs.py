@@ -147,3 +147,19 @@ def test_every_score_row_the_docs_quote_is_what_the_demo_prints_now():
             assert int(count) == len(expected), (
                 f"{_name(page)} says make samples wrote {count}; it writes {len(expected)}"
             )
+
+
+def test_the_grading_tests_mirror_the_grading_packages():
+    """tests/staff/grading/<package>/ for every package of staff/grading/, and every test file of
+    those folders named after a module of its package (test_<module>.py, prefixes allowed:
+    test_judge_prerequisites.py is about judge.py)."""
+    packages = {p.name for p in (ROOT / "staff" / "grading").iterdir() if (p / "__init__.py").is_file()}
+    tests = ROOT / "tests" / "staff" / "grading"
+    assert packages <= {p.name for p in tests.iterdir() if p.is_dir()}, packages
+    for package in packages:
+        modules = {m.stem for m in (ROOT / "staff" / "grading" / package).glob("*.py")} - {"__init__"}
+        for test in (tests / package).glob("test_*.py"):
+            named = test.stem.removeprefix("test_")
+            assert any(named == m or named.startswith(f"{m}_") for m in modules), (
+                f"{test.relative_to(ROOT)} names no module of staff/grading/{package}/ ({', '.join(sorted(modules))})"
+            )

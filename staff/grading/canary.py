@@ -119,7 +119,7 @@ def check(
             + "; ".join(failed[:8])
             + (" ..." if len(failed) > 8 else "")
             + ". Check the virtualenv (`make setup` in this checkout), the fixtures (`make fixtures-check`) "
-            "and the sandbox (`python -m pytest tests/staff/grading/test_sandbox.py`)"
+            "and the sandbox (`python -m pytest tests/staff/grading/execution/test_sandbox.py`)"
         )
     return Report(len(runs), len({machine for _, machine, _ in runs}), time.monotonic() - start)
 

@@ -4,11 +4,11 @@ Debian's chromium), on the course graded once per run (every bundled sample, wit
 The flow: JupyterLab loads with nbgrader's extensions; the formgrader lists the assignments;
 Manual Grading lists an assignment's submissions; the TA opens one that needs manual grading,
 reads the free-text answer with the model answer from the source notebook under it (formgrader
-only, never in feedback: tests/staff/grading/test_feedback.py), enters points and a comment, and
+only, never in feedback: tests/staff/grading/results/test_feedback.py), enters points and a comment, and
 moves to the next student. The gradebook then holds those points, `grades.csv` shows them with
 nothing pending, and re-grading the submission keeps them. Under an answer about the student's own
 numbers, the outputs the student submitted for the cells the question names sit beside the graded
-run's (staff/grading/review/submitted_outputs.py; hostile outputs: tests/staff/grading/test_submitted_outputs.py). Formulas render and nothing loads from
+run's (staff/grading/review/submitted_outputs.py; hostile outputs: tests/staff/grading/review/test_submitted_outputs.py). Formulas render and nothing loads from
 the internet. A student's HTML in an answer and in outputs neither runs, nor makes a request, nor
 dresses up as the page, while a figure pasted into the answer shows (staff/grading/review/markdown_policy.py),
 and every page sends a Content-Security-Policy that the whole flow never runs into (csp.py). The

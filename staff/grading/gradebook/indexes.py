@@ -18,7 +18,7 @@ grades, by scanning the table, and its planner nests those scans inside one anot
   of every student each time without an index on ``notebook_id``.
 
 An index changes how the database finds the rows, never which rows a query returns; the tests
-compare nbgrader's own answers with and without them (tests/staff/grading/test_gradebook_indexes.py).
+compare nbgrader's own answers with and without them (tests/staff/grading/gradebook/test_indexes.py).
 It is the change nbgrader itself could make upstream (``index=True`` on these columns and a
 migration). :func:`ensure` creates the missing ones (``CREATE INDEX`` only; nothing else in the
 gradebook changes, and nbgrader's migrations touch none of these columns): at registration before

@@ -30,7 +30,7 @@ belong to, where its lazy loads find them (a many-to-one load by primary key loo
 before it asks the database).
 
 The answers are exactly nbgrader's, in the same order (compared on a real gradebook with graded,
-unautograded, untimestamped and missing submissions: tests/staff/grading/test_formgrader_api.py).
+unautograded, untimestamped and missing submissions: tests/staff/grading/review/test_formgrader_api.py).
 This module is a Jupyter server extension that ``make formgrader`` enables
 (:mod:`staff.grading.review.formgrader`): it puts the class where the formgrader's handlers build their
 API; nbgrader's command line and every other user of ``NbGraderAPI`` are unchanged. The gradebook's

@@ -19,7 +19,7 @@ sanitizer after it: every flag, reason and name goes through
 is left: a blank line would end the panel's HTML block and let markdown after it draw an image
 fetched with the TA's cookies), each cut at :data:`~staff.grading.student_text.LIMIT` characters,
 at most :data:`SHOWN` flags a panel with the count of the rest, and the panel is one HTML block
-without a blank line, kept from MathJax (tests/staff/grading/test_integrity_panel.py renders it
+without a blank line, kept from MathJax (tests/staff/grading/review/test_integrity_panel.py renders it
 through markdown2html, hostile and fuzzed flags; tests/e2e/test_formgrader.py in Chromium).
 """
 

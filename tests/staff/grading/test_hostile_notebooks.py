@@ -26,13 +26,14 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 from nbgrader.api import Gradebook, MissingEntry
 
+from course import checks
 from staff import cli, course_dir
 from staff.authoring import samples
 from staff.course_dir import CourseDir, nbgrader
 from staff.grading import autograde, repair, status
 from staff.grading.batch import Batch
 from staff.grading.execution import worker
-from staff.grading.execution.records import KINDS, NUMERIC, Record
+from staff.grading.execution.records import NUMERIC, Record
 from staff.grading.integrity import static_scan
 from staff.grading.judging import judge, points
 from staff.grading.results import feedback, report
@@ -448,7 +449,7 @@ def _records(draw, specs: dict, fixtures: judge.Fixtures) -> dict[str, list[Reco
             del cell[draw(st.integers(0, len(cell) - 1))]
         elif change in ("extra", "foreign") and cell:
             odd = Record(
-                draw(st.sampled_from(sorted(KINDS))),
+                draw(st.sampled_from(sorted(checks.KINDS))),
                 draw(text),
                 draw(st.none() | text),
                 draw(st.lists(json_values, max_size=2)),

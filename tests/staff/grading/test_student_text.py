@@ -1,7 +1,7 @@
 """What a student wrote, made inert for a staff page (staff/grading/student_text.py): text in every
 place a page puts it (an HTML block of a markdown cell, a markdown paragraph, an attribute, an HTML
 file), and the instructor report's reasons through it. The grading page's flags:
-tests/staff/grading/test_integrity_panel.py."""
+tests/staff/grading/review/test_integrity_panel.py."""
 
 from __future__ import annotations
 

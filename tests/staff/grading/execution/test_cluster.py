@@ -31,7 +31,7 @@ from support import free_port
 
 pytestmark = [pytest.mark.notebooks, pytest.mark.xdist_group("cluster")]
 ASSIGNMENT = "01_attention"
-BAD = Path(__file__).parent / "bad_submissions" / ASSIGNMENT
+BAD = Path(__file__).parents[1] / "bad_submissions" / ASSIGNMENT
 LIMITS = autograde.Limits(cell=10, wall=90, memory=3 * 2**30)
 
 
