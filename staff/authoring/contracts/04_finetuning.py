@@ -321,7 +321,7 @@ CONTRACT = {
         term(_THRESHOLD, "threshold", _threshold),
         integers(_SPECIAL, "max_length", 2),
     ),
-    "run": (
+    "training_steps": (
         floats(_RUN_HEAD, "W_hy.*"),
         term(_W_HY, "W_hy.*", _run_head),
         integers(_RUN_BATCHES, "steps", 8, 8),

@@ -27,7 +27,7 @@ exact and fast and one broken exercise does not fail the others:
 - ``analyser``: a ``BagOfWords`` over the real tokenizer's ids (hashed into a small vocabulary),
   sentences stored as UTF-8 bytes, thresholds and max lengths, expected probabilities and labels.
 
-- ``run`` (hidden only): the loop on the real model, briefly. The notebook's ``SentimentClassifier`` on
+- ``training_steps`` (hidden only): the loop on the real model, briefly. The notebook's ``SentimentClassifier`` on
   the pretrained encoder (``models.load_encoder(attn_implementation="sdpa")``, in eval mode as
   ``from_pretrained`` returns it), with saved weights of ``W_hy``; ``train`` for one epoch of ``steps``
   saved batches (each padded to its own longest sentence, as the notebook's collator does) with
@@ -89,8 +89,8 @@ TOLERANCES = {
     # avx512, with 1 and 2 threads, fused and unfused AdamW, differed by at most 1.2e-7 in a loss, 1.1e-6
     # in a logit and 5e-8 in W_hy; the smallest mistake measured (no gradient clipping) moves a loss by
     # 1.2e-3 from step 3 and the logits by 0.1.
-    "run/train_loss": (1e-5, 0.0),
-    "run/logits": (1e-4, 0.0),
+    "training_steps/train_loss": (1e-5, 0.0),
+    "training_steps/logits": (1e-4, 0.0),
 }
 #: The expected outputs in each fixture (key patterns): a grading kernel never sees them, the judge
 #: compares with them (staff/grading/execution/sandbox.py, judge.py). Everything else is an input.
@@ -101,7 +101,7 @@ OUTPUTS = {
     "evaluate": ("probabilities", "confusion", "accuracy", "loss"),
     "train": ("lr", "val_step", "train_loss", "val_accuracy", "final.*", "progress"),
     "analyser": ("probabilities", "positive"),
-    "run": ("train_loss", "logits", "progress"),
+    "training_steps": ("train_loss", "logits", "progress"),
 }
 CONFIG_FIELDS = ("vocab_size", "max_position_embeddings", "dim", "n_layers", "n_heads", "hidden_dim")
 
@@ -667,5 +667,5 @@ def build() -> dict:
         ("hidden", "train"): pack_cases(train_hidden),
         ("public", "analyser"): pack_cases([analyser_public]),
         ("hidden", "analyser"): pack_cases(analyser_hidden),
-        ("hidden", "run"): pack_cases([run_hidden]),
+        ("hidden", "training_steps"): pack_cases([run_hidden]),
     }
