@@ -743,7 +743,7 @@ def test_formgrader_opens_quickly_with_300_submissions(page, server, crowded, ca
     _open_seconds(page, small.url + small_links[0])
     pairs = [
         (_open_seconds(page, small.url + s), _open_seconds(page, running.url + c))
-        for s, c in zip(small_links[1:], crowded_links[1:10], strict=False)
+        for s, c in zip(small_links[1:], crowded_links[1:13], strict=False)
     ]
     few, many = min(p[0] for p in pairs), min(p[1] for p in pairs)
     with capsys.disabled():
@@ -753,7 +753,7 @@ def test_formgrader_opens_quickly_with_300_submissions(page, server, crowded, ca
             + ", ".join(f"{a:.2f}/{b:.2f}" for a, b in pairs)
             + ")"
         )
-    assert rows >= SCALE and len(pairs) >= 3
+    assert rows >= SCALE and len(pairs) >= 10
     # The fastest of four warm lists: the other test process shares these two cores (1.29 s in CI;
     # 2.12-3.21 s with a `make demo` running beside the suite as well)
     assert min(listed) < 2.0
@@ -761,8 +761,9 @@ def test_formgrader_opens_quickly_with_300_submissions(page, server, crowded, ca
     # single opens measured 1.40-4.19 s here against 0.95-1.19 s with the machine idle, so a bound
     # in seconds measured the other process (CI failed one at 2.38 s). What the formgrader owes a
     # large class is a page that costs no more than in a small one: opens alternate between the two
-    # servers, each the fastest of its nine (six were once not enough for either to find a quiet
-    # moment: 4.11 s against 2.72 s), so both see the same load.
+    # servers, each the fastest of its twelve (six were once not enough for either to find a quiet
+    # moment: 4.11 s against 2.72 s; nine once gave 2.10 s against 1.29 s on a fresh clone whose
+    # pytest ran 14 % slower than the one before it), so both see the same load.
     assert many < 1.5 * few, (
         f"a submission's page opens in {many:.2f} s with {rows} submissions, {few:.2f} s in a small class"
     )
