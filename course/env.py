@@ -55,7 +55,7 @@ def is_online() -> bool:
 
 def _torch():
     """torch if the notebook has imported it, else None. Assignment 1 is NumPy only: importing
-    torch there just to seed it would cost every one of its kernels 1.3 s of CPU (measured)."""
+    torch there just to seed it would cost every one of its kernels CPU for nothing (docs/scaling.md)."""
     return sys.modules.get("torch")
 
 

@@ -10,8 +10,8 @@ real pretrained 6-layer, 384-dim, 12-head BERT with the exact ``bert-base-uncase
 vocabulary. A post-LayerNorm BERT encoder *is* a DistilBERT encoder once the (constant) token-type
 embedding is folded into the position embeddings and the parameters are renamed, so the course
 teaches one architecture (transformers' ``DistilBertModel``) whichever source is used. The
-conversion is exact: hidden states agree to 0.0 in float64 and to a few 1e-6 in float32 (the only
-difference is the order of one floating-point addition).
+conversion is exact: hidden states agree exactly in float64 and to rounding in float32 (the only
+difference is the order of one floating-point addition; the figures: docs/scaling.md).
 
 Attention is eager by default everywhere: with transformers 5's default (sdpa),
 ``output_attentions=True`` silently returns no attentions, and the course visualises them.
@@ -273,7 +273,7 @@ def load_classifier(
 
     Online: :data:`HUB_MODEL` as published (its own trained head; ``head_path`` is ignored).
     Offline: the converted encoder plus the head saved at ``head_path`` by :func:`save_classifier_head`
-    (the fixtures train one, ~0.6 MB); without it, transformers' initialisation (normal weights, zero
+    (the fixtures train one, a small file); without it, transformers' initialisation (normal weights, zero
     biases) from torch's global generator: reproducible after ``env.seed_everything``, untrained.
     """
     return _with_head(

@@ -317,5 +317,5 @@ def load_question_answering(
 
 def save_qa_head(model: DistilBertForQuestionAnswering, path: Path) -> None:
     """Save only the trained part (:data:`QA_HEAD_KEYS`), its matrices as int8 with a scale per row
-    (about 3.6 MB, a quarter of float32's; the loaded model computes in float32 from these values)."""
+    (a quarter of float32's size; the loaded model computes in float32 from these values)."""
     save_head(model, QA_HEAD_KEYS, path, torch.int8)

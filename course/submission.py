@@ -41,7 +41,8 @@ class _Unavailable(Exception):
 
 def _loads(text: str, where: str):
     """A notebook as plain JSON, sources joined into strings as nbformat would. Not nbformat itself:
-    its import measured 5-6 s here (its schema validator's dependencies), and this must be instant."""
+    its import takes seconds (its schema validator's dependencies; docs/scaling.md), and this must be
+    instant."""
     try:
         nb = json.loads(text)
         if not (isinstance(nb, dict) and nb.get("nbformat") == 4 and isinstance(nb.get("cells"), list)):

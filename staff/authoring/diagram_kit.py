@@ -25,7 +25,7 @@ KINDS = {
     "note": ("#f5f5f5", "#9a9a9a"),
 }
 SHAPE_COLOUR = "#6b2f8f"  # tensor shapes on arrows: one colour, so they read as a layer of their own
-DPI = 110  # 12 x 6.5 in -> 1320 x 715 px: sharp when a notebook scales it to its width, ~40 kB
+DPI = 110  # 12 x 6.5 in -> 1320 x 715 px: sharp when a notebook scales it to its width, a small file
 
 
 class Canvas:

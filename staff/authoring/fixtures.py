@@ -5,20 +5,20 @@ after changing a recipe or a solution, and commit the result. Nothing an instruc
 (``make demo``, ``make release``, grading) rebuilds them.
 
 ``make fixtures-check`` (:func:`check`) rebuilds into a temporary folder and compares with the
-committed files. Floating-point results of the same recipe differ in the last bits across CPUs,
-BLAS kernels and thread counts (measured: up to 3e-4 relative, ~1e-6 absolute in float32 between
-two x86 CPUs), so floats are compared within a tenth of the tolerance the tests that read them
-grade with (each recipe's ``TOLERANCES``): a difference that could change a grade fails, rounding
-never does. File lists, keys, shapes, dtypes, integers and booleans must match exactly.
+committed files. Floating-point results of the same recipe differ in the last bits across CPUs, BLAS
+kernels and thread counts (how far between two x86 CPUs: docs/scaling.md), so floats are compared
+within a tenth of the tolerance the tests that read them grade with (each recipe's ``TOLERANCES``):
+a difference that could change a grade fails, rounding never does. File lists, keys, shapes, dtypes,
+integers and booleans must match exactly.
 
 Some fixtures are *trained* (a recipe's ``TRAINED``, e.g. assignment 2's classifier head): training
-amplifies rounding far beyond any tolerance (measured: 7e-4 on the head's weights between two
-CPUs), and what matters is that they still train to what the notebook states, which the recipe's
-``train()`` asserts. ``make fixtures`` keeps the committed ones (``python -m staff fixtures
---retrain`` trains them again); the check retrains them (their values are not compared) and builds
-every other fixture from the committed trained ones, so their expected outputs are compared tightly.
-A recipe whose training takes minutes (assignment 6's model) states ``verify_trained`` instead: the
-check measures the committed model on this CPU against what the notebook states.
+amplifies rounding far beyond any tolerance (docs/scaling.md), and what matters is that they still
+train to what the notebook states, which the recipe's ``train()`` asserts. ``make fixtures`` keeps
+the committed ones (``python -m staff fixtures --retrain`` trains them again); the check retrains
+them (their values are not compared) and builds every other fixture from the committed trained ones,
+so their expected outputs are compared tightly. A recipe whose training takes minutes (assignment
+6's model) states ``verify_trained`` instead: the check measures the committed model on this CPU
+against what the notebook states.
 """
 
 from __future__ import annotations

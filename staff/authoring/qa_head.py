@@ -4,14 +4,14 @@ The course has no SQuAD-trained model offline, so its pretrained encoder is tune
 question answering on questions built from *The Devil's Dictionary* (:func:`course.qa.make_question`):
 the QA head (``qa_outputs``) and the encoder's top :data:`course.qa.TUNED_LAYERS` layers are trained,
 the layers below stay as pretrained (their outputs are computed once, so training takes minutes on
-2 cores), and only the trained part ships (a public fixture of about 3.6 MB: int8 matrices with a scale
-per row, :func:`course.models.save_head`).
+2 cores), and only the trained part ships (a public fixture: int8 matrices with a scale per row,
+:func:`course.models.save_head`).
 
 What it must learn is to match the asked word with an entry's heading and to mark that entry's
 definition. Trained on the dictionary as it is, a model memorises which definition goes with which
-training word and matches unseen words poorly (measured: 30 % exact answers on held-out words with
-the top layer tuned, against 57 % for the rule "answer with the context's first definition"). So
-each training question deals the training words out at random over the definitions: a word says
+training word and matches unseen words poorly: with the top layer tuned, it answered fewer held-out
+words exactly than the rule "answer with the context's first definition" (docs/scaling.md). So each
+training question deals the training words out at random over the definitions: a word says
 nothing about its definition, and only matching the question with the heading finds the answer.
 Held-out questions (:func:`course.qa.held_out_questions`) use words and definitions the model never
 saw. :func:`build_head` refuses a model whose F1 does not beat that rule's by the margin the notebook

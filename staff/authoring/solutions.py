@@ -41,7 +41,8 @@ MIN_TEXT = 30
 #: A number printed with fewer significant digits (0.5, 1.25) says nothing about a hidden value.
 MIN_DIGITS = 7
 #: Seconds a cell may run. Not CELL_TIMEOUT (autograde's 300): here training runs uncapped, as a student's
-#: own run does, and assignment 4's fine-tuning cell took over 300 s on this 2-core machine; this only stops a hang.
+#: own run does, and assignment 4's fine-tuning cell can take longer than that (docs/scaling.md); this only
+#: stops a hang.
 CELL_TIMEOUT = 3600
 MARKERS = (feedback.BEGIN, feedback.END, "hidden=True")
 HEADER = (

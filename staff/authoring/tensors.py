@@ -14,7 +14,7 @@ class Draws:
     """Random test inputs that are the same bits on every machine: NumPy's PCG64 generator and its
     documented-stable distributions, cast to float32. PyTorch's own CPU sampler is not stable:
     ``torch.randn`` vectorises Box-Muller differently per instruction set, so the same seed gave
-    inputs up to 2.4e-6 apart under ``ATEN_CPU_CAPABILITY=default`` and every expected output built
+    other inputs under ``ATEN_CPU_CAPABILITY=default`` (docs/scaling.md) and every expected output built
     from them moved too (``make fixtures-check`` on another CPU). Integer draws go through NumPy as well,
     so one generator feeds a whole recipe in a fixed order."""
 

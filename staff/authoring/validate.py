@@ -147,8 +147,9 @@ def contract_problems(notebook: Path) -> list[str]:
 
 
 def _limit_threads(threads: int) -> None:
-    """In each validating process: its kernels' BLAS/OpenMP threads, their share of the cores (two
-    kernels training at once on 2 cores took 395 s at 2 threads each, 61 s at 1: cluster.py)."""
+    """In each validating process: its kernels' BLAS/OpenMP threads, their share of the cores
+    (oversubscribed cores make training kernels several times slower: :func:`cluster.kernel_threads`,
+    docs/scaling.md)."""
     os.environ.update(OMP_NUM_THREADS=str(threads), MKL_NUM_THREADS=str(threads))
 
 

@@ -32,8 +32,8 @@ if TYPE_CHECKING:
 ALLOWED_FAILURES = 2
 #: Dask's own monitoring, slowed or off on the local cluster: its workers sample their threads'
 #: stacks every 10 ms (for a dashboard this cluster does not serve) and every process checks its
-#: event loop every 20 ms. Idle, two workers and the scheduler took 5.9 CPU-seconds in 30 s with
-#: the defaults, 10 % of a 2-core machine that the kernels need; 0.7 s with these (measured).
+#: event loop every 20 ms. Idle, that takes a share of the CPU the kernels need, and far less with
+#: these (docs/scaling.md).
 #: An existing cluster's own configuration is its operator's (docs/scaling.md gives these keys).
 QUIET = {
     "distributed.worker.profile.enabled": False,
@@ -85,8 +85,8 @@ def connect(workers: int | None = None) -> Iterator[tuple[Client, str]]:
             n_workers=workers,
             threads_per_worker=1,
             # Threads of this process: a task only waits on its runner, a process of its own that
-            # holds the kernel; worker processes cost each batch (and each single regrade) 3-4 s
-            # of starting, importing and closing on the cores the kernels need (measured).
+            # holds the kernel; worker processes cost each batch (and each single regrade) seconds
+            # of starting, importing and closing on the cores the kernels need (docs/scaling.md).
             processes=False,
             dashboard_address=None,
             silence_logs=logging.ERROR,
@@ -107,7 +107,7 @@ def kernel_threads(client: Client) -> dict[str, int]:
     """BLAS/OpenMP threads per kernel, by worker address: each host's cores (as its workers see
     them: cgroups and CPU affinity count) shared among every kernel that runs at once on that host.
     A worker alone cannot know its neighbours; oversubscribing is costly: two fine-tuning notebooks
-    at once on 2 cores took 395 s at 2 threads each and 61 s at 1 thread each (measured)."""
+    at once take several times longer with more threads than cores (docs/scaling.md)."""
     from dask.system import cpu_count
 
     cores = client.run(cpu_count)

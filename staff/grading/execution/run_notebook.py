@@ -28,8 +28,8 @@ def nbgrader_execute() -> type:
     """nbgrader's own ``Execute`` preprocessor, imported without running the ``__init__`` of the
     ``nbgrader`` and ``nbgrader.preprocessors`` packages: those load nbgrader's Jupyter server
     extensions and every other preprocessor (with the gradebook's SQLAlchemy models), which this
-    process never uses. That was 1.3 of the 2.8 CPU-seconds it spent importing, once per graded
-    notebook, on cores the kernels share (measured). The class and its module are nbgrader's,
+    process never uses. That was nearly half the CPU time it spent importing, once per graded
+    notebook, on cores the kernels share (docs/scaling.md). The class and its module are nbgrader's,
     unchanged; this process imports nothing else of nbgrader's."""
     for name in ("nbgrader", "nbgrader.preprocessors"):
         if name not in sys.modules:

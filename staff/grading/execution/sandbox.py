@@ -10,12 +10,12 @@ own network namespace (no network; the grader talks to it over ZMQ ``ipc`` socke
 scratch folder), its own PID, IPC and UTS namespaces, a read-only root, no capabilities, no
 environment beyond a short allow-list (so no database URL or token leaks in), and, when the grader
 runs as root, its own unprivileged user id, so a process-count limit (``RLIMIT_NPROC``) applies
-to it alone. Memory and time limits come from ``autograde.Limits`` as before.
+to it alone. Memory and time limits come from ``autograde.Limits``.
 
 nbgrader's ``Execute`` still drives execution (in the runner, :mod:`runner`), with a
 :class:`SandboxedKernelManager` that is given this submission's :class:`Spec` and wraps the
-kernel's command line in ``bwrap``. Measured (benchmark of commit 0e6d987, one submission at a time): +4.8 % grading time
-per notebook for the sandbox and the judge together.
+kernel's command line in ``bwrap``. What the sandbox and the judge together add to a notebook's
+grading time: docs/scaling.md.
 """
 
 from __future__ import annotations
@@ -139,7 +139,7 @@ _sandboxes_lock = threading.Lock()
 def _kernel_uid() -> int:
     """A user id no other live sandbox on this machine has: RLIMIT_NPROC counts per user, so two
     sandboxes sharing one would share one process budget, and one student's fork bomb would starve
-    the other student's kernel (two threads of one grader used to get the same id).
+    the other student's kernel (two threads of one grader would share a pid).
     Unique per grader process (its pid) and per sandbox within it (a counter), 100 at a time."""
     with _sandboxes_lock:
         number = next(_sandboxes)

@@ -10,9 +10,10 @@ grades, by scanning the table, and its planner nests those scans inside one anot
 - Manage Submissions (``Gradebook.submission_dicts``, one SQL statement) asks, for every submission,
   whether it needs manual grading. Without an index on ``submitted_notebook.assignment_id`` SQLite
   answers it by walking, for each of the gradebook's submissions (every assignment's, not only the
-  one listed), every grade that still needs manual grading: 5,000 x ~10,000 rows for 1,000
-  students x 5 assignments, 16-19 s on this machine for one page. With the index it goes from the
-  submission to its notebooks to their grades: 0.3-0.6 s, the same rows.
+  one listed), every grade that still needs manual grading: the submissions times those grades,
+  for one page. With the index it goes from the submission to its notebooks to their grades: the
+  same rows, a small part of the time (the figures at 1,000 students x 5 assignments:
+  docs/scaling.md).
 - A grading page loads its notebook's grades and comments, and every score nbgrader shows is a sum
   over a notebook's grades (``Grade.notebook_id == SubmittedNotebook.id``): a scan of every grade
   of every student each time without an index on ``notebook_id``.

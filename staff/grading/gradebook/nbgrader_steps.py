@@ -51,8 +51,8 @@ from staff.grading.judging import points
 
 class _CompiledSchema(BaseMetadataValidator):
     """nbgrader's per-cell check against its JSON schema, with the schema compiled once: nbgrader's
-    ``jsonschema.validate`` checks the schema itself for every cell (90 % of ``CheckCellMetadata``'s
-    0.1 s per notebook, which ran three times per submission). Same checks and errors otherwise
+    ``jsonschema.validate`` checks the schema itself for every cell (most of ``CheckCellMetadata``'s
+    time, several times per submission: docs/scaling.md). Same checks and errors otherwise
     (``jsonschema.validate`` raises the best match of the same validator's errors)."""
 
     _compiled: dict[int, object] = {}

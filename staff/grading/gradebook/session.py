@@ -2,12 +2,12 @@
 submission saved in one transaction of it.
 
 nbgrader opens a new gradebook in each of its steps (a new engine and connection, the schema
-inspected, every table checked: about 14 times per submission) and commits after every cell's
-points and comment (about 25 times per submission). Against PostgreSQL that was most of the
-writer's 0.8 s per submission (measured). nbgrader has no seam for either, so for the writer's
-block only its ``Gradebook.__init__`` and ``close`` are swapped (:func:`one_session`) and its
-commits become flushes (:func:`one_transaction`); the classes, schema, queries and objects are
-nbgrader's own, so the formgrader, feedback and export read what they always read.
+inspected, every table checked) and commits after every cell's points and comment, many times each
+per submission. Against PostgreSQL that was most of the writer's time per submission
+(docs/scaling.md). nbgrader has no seam for either, so for the writer's block only its
+``Gradebook.__init__`` and ``close`` are swapped (:func:`one_session`) and its commits become
+flushes (:func:`one_transaction`); the classes, schema, queries and objects are nbgrader's own, so
+the formgrader, feedback and export read what they always read.
 """
 
 from __future__ import annotations

@@ -30,8 +30,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-#: Pairs at or above this similarity are flagged (measured on assignment 1: copies 0.85-1.0; independent
-#: solutions 0.04-0.24; the bundled samples, one author's, up to 0.55).
+#: Pairs at or above this similarity are flagged: on assignment 1, below what copies score and above what
+#: independent solutions and the bundled samples (one author's) score (docs/scaling.md).
 THRESHOLD = 0.6
 #: copydetect's noise threshold: matches shorter than this many characters of its filtered code are noise.
 K = 25

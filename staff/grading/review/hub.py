@@ -186,8 +186,8 @@ class Hub:
 
     def stop(self) -> None:
         """Stop the hub, the formgrader and the proxy together (each has a session of its own, so no
-        process group holds them all). Left to the hub, the formgrader takes 30 s: the hub first sends
-        it SIGINT, on which a Jupyter server started this way does not stop."""
+        process group holds them all). Left to the hub, the formgrader stops late (docs/scaling.md): the
+        hub first sends it SIGINT, on which a Jupyter server started this way does not stop."""
         import psutil
 
         try:

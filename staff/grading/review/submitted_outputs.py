@@ -54,7 +54,7 @@ from staff.grading.student_text import inert_html
 MAX_NOTEBOOK_BYTES = 64 * 2**20  # larger is not read at all (a 300-answer session stays fast)
 MAX_TEXT_CHARS = 6_000  # per cell and side; the rest is cut with a note
 MAX_IMAGES = 4  # per cell and side
-MAX_PNG_BYTES = 2 * 2**20  # a matplotlib figure is 20-200 kB
+MAX_PNG_BYTES = 2 * 2**20  # well above a matplotlib figure's size (docs/scaling.md)
 MAX_PNG_PIXELS = 4_000  # width and height
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
