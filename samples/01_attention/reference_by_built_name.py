@@ -1,10 +1,12 @@
-# expected_score: 23
+# expected_score: 22
 # expected_status: flagged
 # based_on: correct_loops
-# Masking not written: exercise 2 hands a masked call to whatever the kernel holds under the
-# name "reference_" + "self_attention" (the grader's reference, once a hidden test has defined
-# it), reached through getattr on __main__ with a name built at run time. What that reaches cannot
-# be read from the code, so the scan flags the lookup by name and line.
+# Masking not written in exercise 2: it hands a masked call to whatever the kernel holds under the
+# name "reference_" + "self_attention", reached through getattr on __main__ with a name built at
+# run time. The grader's reference exists only while the test that defines it runs, so the mask
+# test finds nothing and exercise 2's masked weights earn nothing (22 of 23: the multi-head masking
+# is written). What such a lookup reaches cannot be read from the code, so the scan flags it by
+# name and line.
 # %% self_attention
 import math
 

@@ -501,7 +501,8 @@ def hidden_names(source: NotebookNode) -> frozenset[str]:
             tree = parse(cell.source)
             names.update(
                 node.name
-                for node in (tree.body if tree else [])
+                for top in (tree.body if tree else [])
+                for node in (top.body if isinstance(top, ast.With) else [top])  # `with references(...)`
                 if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
             )
     return frozenset(names)

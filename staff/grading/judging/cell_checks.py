@@ -11,8 +11,9 @@ record of anything). It refuses to save checks that could not be trusted:
 - a graded cell with no check against a withheld value, or declared to be decided in the kernel;
 - a solution that fails its own checks;
 - a hidden test cell that puts a reference implementation of a part into the kernel before that
-  part's own graded test has run the student's code: whatever is in the kernel while the
-  student's function runs is the student's to call (:func:`reference_order_problems`).
+  part's own graded test has run the student's code (whatever is in the kernel while the
+  student's function runs is the student's to call), or outside a ``references`` block, where it
+  would outlive its test (:func:`reference_order_problems`).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import hashlib
 import json
 from pathlib import Path
 
+from course.parts import is_reference
 from staff.grading.execution.cells import graded_test
 from staff.grading.execution.records import Record, read_cells
 from staff.grading.judging.judge import Fixtures, judge_notebook, withheld
@@ -107,19 +109,39 @@ def _tree(source: str) -> ast.Module | None:
 def _key(name: str) -> str:
     """``ReferenceBlock`` / ``reference_best_span`` -> ``block`` / ``bestspan``: what a reference stands for."""
     bare = name.lower().replace("_", "")
-    return bare[len("reference") :] if bare.startswith("reference") else ""
+    return bare[len("reference") :] if is_reference(name) else ""
+
+
+def _scoped(node: ast.stmt) -> bool:
+    """``with references(...):``, the block outside which a reference does not live (:mod:`course.parts`)."""
+    return isinstance(node, ast.With) and any(
+        isinstance(item.context_expr, ast.Call)
+        and getattr(item.context_expr.func, "id", None) == "references"
+        for item in node.items
+    )
+
+
+def _statements(tree: ast.Module) -> list[tuple[ast.stmt, bool]]:
+    """A test cell's statements in the order they run, the bodies of its ``references`` blocks
+    inlined; each with whether it is inside such a block."""
+    return [
+        (inner, True) if _scoped(node) else (node, False)
+        for node in tree.body
+        for inner in (node.body if _scoped(node) else [node])
+    ]
 
 
 def reference_order_problems(nb) -> list[str]:
-    """Hidden test cells that define a reference implementation of a part before that part's own
-    graded test has run the student's code for it.
+    """Hidden test cells whose reference implementations could reach the student's code outside
+    the check that lends them.
 
     The student's names are what the answer cells define; a part's graded test is the first graded
     test cell after its answer cell. A reference is a function or class named ``reference_<name>``
     or ``Reference<Name>`` (the course's convention), standing for every student name that contains
-    ``<name>``. It belongs in a later cell than its part's graded test (the start of the first one
-    that uses it); in that test cell itself only after the last statement that runs student code,
-    and only if no later cell needs it (a failing student function would stop the cell first)."""
+    ``<name>``. It must be defined inside ``with references(globals()):`` (it is gone, and revoked,
+    when the block ends: each hidden test defines the references it uses), in a later cell than its
+    part's graded test, and in that test cell itself only after the last statement that runs
+    student code."""
     part_of: dict[str, int] = {}  # student name -> index of its graded test cell
     pending: list[str] = []
     cells = [c for c in nb.cells if c.cell_type == "code"]
@@ -140,34 +162,32 @@ def reference_order_problems(nb) -> list[str]:
         grade_id, tree = graded_test(cell), _tree(cell.source)
         if grade_id is None or tree is None:
             continue
+        statements = _statements(tree)
         last_use = max(
             (
                 i
-                for i, node in enumerate(tree.body)
+                for i, (node, _) in enumerate(statements)
                 for n in ast.walk(node)
                 if isinstance(n, ast.Name) and n.id in students
             ),
             default=-1,
         )
-        for position, node in enumerate(tree.body):
+        for position, (node, scoped) in enumerate(statements):
             if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) or not _key(
                 node.name
             ):
                 continue
+            if not scoped:
+                problems.append(
+                    f"{grade_id}: defines {node.name} outside `with references(globals()):`: it would outlive "
+                    f"its test, and the next answer cell could call it"
+                )
             for name in sorted(n for n in students if _key(node.name) in n.lower().replace("_", "")):
                 if part_of[name] > index or (part_of[name] == index and position < last_use):
                     problems.append(
                         f"{grade_id}: defines {node.name} (a reference of {name}) before the student's "
                         f"{name} has been run by its own graded test: the student's code could call it; "
                         f"define it in a later cell"
-                    )
-                elif part_of[name] == index and any(
-                    node.name in later.source for later in cells[index + 1 :]
-                ):
-                    problems.append(
-                        f"{grade_id}: defines {node.name} (a reference of {name}), which later cells use, "
-                        f"after the student's code: when that code fails, it is never defined and the "
-                        f"later parts lose their points too; define it at the start of the next cell"
                     )
     return problems
 

@@ -310,21 +310,23 @@ def _notebook(*cells):
     return nbformat.v4.new_notebook(cells=made)
 
 
-def test_make_fixtures_refuses_a_reference_in_the_kernel_before_its_part_was_graded():
+def test_make_fixtures_refuses_a_reference_in_the_kernel_before_its_part_was_graded_or_after_its_test():
+    scoped = "with references(globals()):\n    "
     honest = _notebook(
         ("answer", "def softmax(x): ..."),
         ("test", "### BEGIN HIDDEN TESTS\ncheck(softmax(1))\n### END HIDDEN TESTS"),
         ("answer", "def apply_attention(x): ..."),
         (
             "test",
-            "def reference_softmax(x): ...\n\nwith substituted(globals(), softmax=reference_softmax):"
-            "\n    check(apply_attention(1))",
+            scoped
+            + "def reference_softmax(x): ...\n\n    with substituted(globals(), softmax=reference_softmax):"
+            "\n        check(apply_attention(1))",
         ),
     )
     assert cell_checks.reference_order_problems(honest) == []
     before_the_call = _notebook(
         ("answer", "def apply_attention(x): ..."),
-        ("test", "def reference_attention(x): ...\n\ncheck(apply_attention(1))"),
+        ("test", scoped + "def reference_attention(x): ...\n\n    check(apply_attention(1))"),
     )
     assert (
         "defines reference_attention (a reference of apply_attention) before"
@@ -333,7 +335,7 @@ def test_make_fixtures_refuses_a_reference_in_the_kernel_before_its_part_was_gra
     a_cell_too_early = _notebook(
         ("answer", "def softmax(x): ..."),
         ("code", "x = 1"),
-        ("test", "class ReferenceSoftmax: ...\n\ncheck(1)"),
+        ("test", scoped + "class ReferenceSoftmax: ...\n\n    check(1)"),
         ("answer", "class Softmax: ..."),
         ("test", "check(Softmax())"),
     )
@@ -341,12 +343,20 @@ def test_make_fixtures_refuses_a_reference_in_the_kernel_before_its_part_was_gra
         "ReferenceSoftmax (a reference of Softmax)"
         in cell_checks.reference_order_problems(a_cell_too_early)[0]
     )
-    needed_later = _notebook(
+    outliving = _notebook(
         ("answer", "def softmax(x): ..."),
         ("test", "check(softmax(1))\n\ndef reference_softmax(x): ..."),
-        ("test", "with substituted(globals(), softmax=reference_softmax): pass"),
     )
-    assert "which later cells use" in cell_checks.reference_order_problems(needed_later)[0]
+    assert (
+        "defines reference_softmax outside `with references(globals()):`"
+        in (cell_checks.reference_order_problems(outliving)[0])
+    )
+
+
+@pytest.mark.parametrize("assignment", course_dir.assignments())
+def test_every_reference_in_the_course_lives_only_inside_its_test(assignment):
+    nb = nbformat.read(course_dir.source_notebook(assignment), as_version=4)
+    assert cell_checks.reference_order_problems(nb) == []
 
 
 def _spec_record(label, got, expected, kind="close"):
