@@ -20,7 +20,7 @@ from staff.grading.integrity import similarity  # light to import: its command a
 
 def _fixtures(args) -> int:
     from staff import course_dir
-    from staff.authoring import fixtures, recipes
+    from staff.authoring import assignments, fixtures
     from staff.grading.judging import cell_checks
 
     out = args.out or paths.fixtures_dir()
@@ -28,7 +28,7 @@ def _fixtures(args) -> int:
     # staff/authoring/fixtures.py), and the numbers the notebooks quote come from them.
     fixtures.build(out, args.assignments or None, trained_from=None if args.retrain else out)
     for assignment in args.assignments or course_dir.assignments():
-        if getattr(recipes.load(assignment), "OUTPUTS", None):  # what the judge compares, per test cell
+        if getattr(assignments.recipe(assignment), "OUTPUTS", None):  # what the judge compares, per test cell
             specs = cell_checks.build_checks(assignment, out)
             print(
                 f"fixtures: {cell_checks.checks_file(assignment, out).relative_to(out.parent)}: "
@@ -83,7 +83,7 @@ def _new_assignment(args) -> int:
 
     try:
         written = new_assignment.scaffold(args.name)
-    except new_assignment.NameRefused as error:
+    except new_assignment.Refused as error:
         print(f"new-assignment: {error}; nothing written", file=sys.stderr)
         return 1
     for path in written:
@@ -124,25 +124,27 @@ def _publish(args) -> int:
 
 
 def _figure(args) -> int:
-    from staff.authoring import recipes
+    from staff.authoring import assignments
 
     # Each recipe with a README figure draws it from its notebook's solution (03: attention maps,
     # 05: the KV cache's measured speed-up); a path redraws only the first into that file.
     drawn = (
         []
         if args.architecture
-        else [r for r in map(recipes.load, recipes.assignments()) if hasattr(r, "save_readme_figure")]
+        else [
+            r for r in map(assignments.recipe, assignments.assignments()) if hasattr(r, "save_readme_figure")
+        ]
     )
     for recipe in drawn[:1] if args.path else drawn:
         path = recipe.save_readme_figure(args.path or recipe.README_FIGURE)
         print(f"figure: wrote {path} ({path.stat().st_size / 1024:.0f} KB)")
     if args.path:
         return 0
-    from staff.authoring import architecture_cell, diagrams
+    from staff.authoring import architecture_cell, diagram_kit
 
     # The architecture diagrams are drawn from code alone (no model runs) and embedded into the
     # source notebooks as cell attachments; `make release` then carries them into release/.
-    for path in diagrams.draw_all():
+    for path in diagram_kit.draw_all():
         print(f"figure: wrote {path} ({path.stat().st_size / 1024:.0f} KB)")
     for assignment, changed in architecture_cell.embed_all().items():
         print(

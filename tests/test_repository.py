@@ -116,10 +116,16 @@ def _imports(path: Path) -> set[str]:
     return {name for name in found if name.split(".")[0] in ("course", "staff")}
 
 
+def _sources(folder: str) -> list[Path]:
+    """The Python files of a folder of the course's code: not samples (what a student types, cells
+    joined: the new-assignment template's are staff/authoring/assignments/_template/samples/)."""
+    return sorted(p for p in (ROOT / folder).rglob("*.py") if "samples" not in p.relative_to(ROOT).parts)
+
+
 def _modules(package: str) -> dict[str, Path]:
     return {
         ".".join(p.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__"): p
-        for p in (ROOT / package).rglob("*.py")
+        for p in _sources(package)
     }
 
 
@@ -174,7 +180,7 @@ def test_every_name_imported_from_the_course_packages_exists():
 
     missing = []
     for root in ("course", "staff", "benchmarks"):
-        for path in sorted((paths.ROOT / root).rglob("*.py")):
+        for path in _sources(root):
             for node in ast.walk(ast.parse(path.read_text())):
                 if (
                     isinstance(node, ast.ImportFrom)

@@ -15,7 +15,10 @@ import json
 from pathlib import Path
 
 from staff import course_dir
-from staff.authoring import diagrams, reading_lists
+from staff.authoring import (
+    assignments as folders,  # each assignment's folder (``assignments`` names a list here)
+)
+from staff.authoring import diagram_kit, reading_lists
 
 CELL_ID = "architecture"
 ATTACHMENT = "architecture.png"
@@ -79,14 +82,16 @@ def embed(notebook: Path, assignment: str, png: bytes) -> bool:
 
 
 def embed_all(
-    source: Path = course_dir.SOURCE, figures: Path = diagrams.FIGURES, assignments: list[str] | None = None
+    source: Path = course_dir.SOURCE,
+    figures: Path = diagram_kit.FIGURES,
+    assignments: list[str] | None = None,
 ) -> dict[str, bool]:
     """Embed each assignment's committed diagram (``figures``) into its notebook under ``source``."""
     changed = {}
-    for assignment in assignments or sorted(diagrams.DRAWINGS):
+    for assignment in assignments or folders.assignments():
         notebook = source / assignment / f"{assignment}.ipynb"
         if notebook.is_file():
             changed[assignment] = embed(
-                notebook, assignment, diagrams.figure_path(assignment, figures).read_bytes()
+                notebook, assignment, diagram_kit.figure_path(assignment, figures).read_bytes()
             )
     return changed

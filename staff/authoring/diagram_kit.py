@@ -1,5 +1,11 @@
-"""A small drawing kit for the notebooks' architecture diagrams (``diagrams.py``): boxes, arrows
-with tensor shapes on them, dashed groups and a legend, on a canvas measured in inches.
+"""The notebooks' architecture diagrams: one per assignment (``assignments/<assignment>/diagram.py``'s
+``draw()``), showing what the notebook builds, with the names its code uses, the tensor shapes on the
+arrows and the notebook's exercise numbers on the parts students write. ``python -m staff figure``
+(``make figures``) draws them into ``docs/figures/architecture_<assignment>.png`` (:func:`draw_all`);
+``architecture_cell.py`` embeds them in the notebooks.
+
+The drawing kit they share: boxes, arrows with tensor shapes on them, dashed groups and a legend, on
+a canvas measured in inches.
 
 Coordinates are inches from the bottom-left corner, so a label's size on the canvas is its size
 on the page and a layout can be checked by arithmetic. Boxes a student writes are orange with
@@ -16,6 +22,11 @@ import matplotlib
 matplotlib.use("Agg")  # files only: no display on the instructor's server or in CI
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.patches import Circle, FancyArrowPatch, FancyBboxPatch, Patch  # noqa: E402
+
+from course import paths  # noqa: E402
+from staff.authoring import assignments  # noqa: E402
+
+FIGURES = paths.ROOT / "docs" / "figures"
 
 #: (fill, edge) per kind of box.
 KINDS = {
@@ -258,3 +269,16 @@ class Canvas:
         )
         image.save(path, format="PNG", optimize=True)
         return path
+
+
+def figure_path(assignment: str, folder: Path = FIGURES) -> Path:
+    return folder / f"architecture_{assignment}.png"
+
+
+def draw(assignment: str, folder: Path = FIGURES) -> Path:
+    """Draw one assignment's diagram into ``folder``; returns the PNG's path."""
+    return assignments.module(assignment, "diagram").draw().save(figure_path(assignment, folder))
+
+
+def draw_all(folder: Path = FIGURES) -> list[Path]:
+    return [draw(assignment, folder) for assignment in assignments.assignments()]

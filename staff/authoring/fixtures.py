@@ -1,6 +1,6 @@
 """Build the saved tensors from the recipes, and check committed ones against a fresh build.
 
-``make fixtures`` (:func:`build`) rewrites ``fixtures/`` from ``staff/authoring/recipes/``: run it
+``make fixtures`` (:func:`build`) rewrites ``fixtures/`` from each assignment's recipe (``staff/authoring/assignments/<assignment>/recipe.py``): run it
 after changing a recipe or a solution, and commit the result. Nothing an instructor runs routinely
 (``make demo``, ``make release``, grading) rebuilds them.
 
@@ -34,7 +34,10 @@ import numpy as np
 from safetensors.numpy import load_file, save_file
 
 from course.fixtures import Arrays
-from staff.authoring import contracts, recipes
+from staff.authoring import (
+    assignments as folders,  # each assignment's folder (``assignments`` names a list here)
+)
+from staff.authoring import contract_kit
 from staff.fixture_format import OUTPUTS_FILE, write_manifest
 
 #: Share of the grading tolerance a regenerated value may move by (see the module docstring); a
@@ -58,7 +61,7 @@ def write_fixtures(assignment: str, fixtures: Mapping[tuple[str, str], Arrays], 
 
 def trained_fixtures(assignment: str, root: Path) -> dict[tuple[str, str], dict[str, np.ndarray]] | None:
     """The recipe's trained fixtures as saved under ``root`` (None: the recipe trains nothing)."""
-    names = getattr(recipes.load(assignment), "TRAINED", ())
+    names = getattr(folders.recipe(assignment), "TRAINED", ())
     if not names:
         return None
     found = {}
@@ -78,13 +81,13 @@ def build(out: Path, assignments: Iterable[str] | None = None, trained_from: Pat
     are taken from that fixtures folder instead of being trained anew.
     """
     out.mkdir(parents=True, exist_ok=True)
-    for assignment in assignments or recipes.assignments():
-        recipe = recipes.load(assignment)
+    for assignment in assignments or folders.assignments():
+        recipe = folders.recipe(assignment)
         trained = trained_fixtures(assignment, trained_from) if trained_from else None
         with tempfile.TemporaryDirectory(dir=out.parent) as tmp:
             staged = Path(tmp)
             built = recipe.build(trained) if trained else recipe.build()
-            checked = contracts.refuse(assignment, built)  # before anything is written
+            checked = contract_kit.refuse(assignment, built)  # before anything is written
             write_fixtures(assignment, built, staged)
             for visibility in VISIBILITIES:
                 target = out / visibility / assignment
@@ -104,8 +107,8 @@ def write_outputs(out: Path) -> Path:
     path = out / OUTPUTS_FILE
     path.parent.mkdir(parents=True, exist_ok=True)
     outputs = {
-        a: {name: list(patterns) for name, patterns in getattr(recipes.load(a), "OUTPUTS", {}).items()}
-        for a in recipes.assignments()
+        a: {name: list(patterns) for name, patterns in getattr(folders.recipe(a), "OUTPUTS", {}).items()}
+        for a in folders.assignments()
     }
     path.write_text(json.dumps(outputs, indent=1, sort_keys=True) + "\n")
     return path
@@ -131,7 +134,7 @@ def grading_tolerance(assignment: str, name: str, key: str) -> Tolerance:
     carry a case prefix (``"2.weights"``, see :func:`course.fixtures.load_cases`)."""
     case, _, rest = key.partition(".")
     array = rest if case.isdigit() and rest else key
-    table = recipes.load(assignment).TOLERANCES
+    table = folders.recipe(assignment).TOLERANCES
     for entry in (f"{name}/{array}", f"{name}/{array.split('.')[0]}", name, "*"):
         if entry in table:
             return Tolerance(*table[entry])
@@ -236,7 +239,7 @@ def compare_files(
     """Differences between two versions of one fixture file (values of trained ones not compared)."""
     if fresh.keys() != committed.keys():
         return [f"{where}: keys {sorted(fresh)} != committed {sorted(committed)}"]
-    values = name not in getattr(recipes.load(assignment), "TRAINED", ())
+    values = name not in getattr(folders.recipe(assignment), "TRAINED", ())
     problems = []
     for key in sorted(fresh):
         grading = grading_tolerance(assignment, name, key) if values else None
@@ -256,10 +259,10 @@ def check(
     """Rebuild into a temporary folder and compare with ``committed_root`` (nothing is rewritten).
     Trained fixtures are retrained (the recipe asserts they train to what the notebook states)
     and compared by keys, dtypes and shapes; the rest is built from the committed trained ones."""
-    assignments = list(assignments or recipes.assignments())
+    assignments = list(assignments or folders.assignments())
     problems = []
     for assignment in assignments:
-        recipe = recipes.load(assignment)
+        recipe = folders.recipe(assignment)
         if getattr(recipe, "TRAINED", ()) and hasattr(recipe, "verify_trained"):
             # training takes minutes: the committed model is checked against what the notebook states
             problems += recipe.verify_trained(trained_fixtures(assignment, committed_root))

@@ -1,11 +1,15 @@
 """Each notebook's reading list: a few papers and one well-known implementation, each with one
-line on why it matters for *that* assignment. ``architecture_cell.py`` puts it under the diagram.
+line on why it matters for *that* assignment (``assignments/<assignment>/reading.py``), drawn from
+the course's one bibliography, :data:`REFERENCES` (most papers are read in several assignments).
+``architecture_cell.py`` puts it under the diagram.
 
 Titles, authors, years and links are the papers' own (arXiv abstracts where there is one), so a
 student can cite them as they are.
 """
 
 from __future__ import annotations
+
+from staff.authoring import assignments
 
 #: key -> (authors and year, title, address)
 REFERENCES = {
@@ -110,154 +114,11 @@ REFERENCES = {
     "nanogpt": ("Karpathy (2022)", "nanoGPT", "https://github.com/karpathy/nanoGPT"),
 }
 
-#: assignment -> [(reference key, why it matters here)], in reading order.
-READING = {
-    "01_attention": [
-        (
-            "vaswani",
-            "sections 3.2 and 3.5: scaled dot-product and multi-head attention, the $\\sqrt{d_k}$ "
-            "(footnote 4) and the sinusoidal encoding you write here.",
-        ),
-        ("bahdanau", "where attention began: a decoder that learns which source words to look at."),
-        ("annotated", "the paper as runnable PyTorch, line by line; compare its `attention()` with yours."),
-        ("devlin", "the encoder you will load in assignment 2 is this model's architecture."),
-        ("sanh", "the smaller BERT you build next, in assignment 2."),
-    ],
-    "02_distilbert": [
-        (
-            "sanh",
-            "the model you build: BERT's layers halved, no token-type embeddings, trained by distillation.",
-        ),
-        ("devlin", "the architecture and the `[CLS]` token the classifier reads (section 3, Figure 1)."),
-        ("vaswani", "the post-LayerNorm encoder layer (section 3.1) that `AttentionBlock` implements."),
-        ("annotated", "the same encoder layer, residuals and masks in PyTorch, explained line by line."),
-        ("layernorm", "what `sa_layer_norm` and `output_layer_norm` compute, and why."),
-        (
-            "minilm",
-            "the distillation behind the offline model, all-MiniLM-L6-v2 (a 6-layer MiniLM, then "
-            "trained for sentence embeddings).",
-        ),
-        (
-            "flash",
-            "why a fused attention kernel (exercise 5) is faster: it never writes the score matrix to "
-            "memory.",
-        ),
-    ],
-    "03_visualising_attention": [
-        (
-            "clark",
-            "the heads to look for: `[CLS]`/`[SEP]` sinks, previous- and next-token heads, entropy per head.",
-        ),
-        (
-            "jain",
-            "why a heatmap is not an explanation: other attention weights can give the same prediction.",
-        ),
-        ("wiegreffe", "the reply: when attention can still tell you something, and how to test it."),
-        ("vig", "bertviz's head and model views, by their author."),
-        ("devlin", "the special tokens `[CLS]` and `[SEP]` and sentence pairs (section 3)."),
-        ("sanh", "the layout of the model whose attention you read."),
-        ("vaswani", "multi-head attention (section 3.2.2): what one head and the average of all heads are."),
-        ("annotated", "where the attention weights you plot are computed, in code."),
-    ],
-    "04_finetuning": [
-        ("devlin", "fine-tuning the whole encoder with a head on `[CLS]` (section 4.1, GLUE's SST-2)."),
-        (
-            "sanh",
-            "DistilBERT's results on GLUE, SST-2 included; online, the encoder you fine-tune here "
-            "is this pretrained DistilBERT (distilbert-base-uncased).",
-        ),
-        (
-            "howard",
-            "fine-tuning a pretrained language model for classification, and why warm-up and "
-            "learning-rate schedules matter.",
-        ),
-        (
-            "mosbach",
-            "why fine-tuning BERT is unstable on small data sets, and the remedy: small learning "
-            "rates, Adam's bias correction, more training steps.",
-        ),
-        ("adamw", "AdamW, the optimiser of exercise 5: weight decay decoupled from the gradient step."),
-        ("vaswani", "the encoder being fine-tuned."),
-        (
-            "annotated",
-            "a full training loop for a transformer, with label smoothing and a learning-rate schedule.",
-        ),
-    ],
-    "05_decoder": [
-        (
-            "vaswani",
-            "the encoder-decoder layer of exercise 2: masked self-attention, then cross-attention "
-            "(section 3.1, Figure 1).",
-        ),
-        ("radford", "GPT-2, the decoder-only model your `GPT` matches."),
-        (
-            "xiong",
-            "pre-LN, as in GPT-2 and your `Block`: with LayerNorm before each part the gradients stay "
-            "well scaled, and deep models train even without warm-up.",
-        ),
-        ("holtzman", "top-p (nucleus) sampling, exercise 4, and why greedy text degenerates into loops."),
-        (
-            "nanogpt",
-            "a small, readable GPT-2 and its training loop, the closest relative of your exercise 5 "
-            "(its predecessor, [minGPT](https://github.com/karpathy/minGPT), is written to be read).",
-        ),
-        (
-            "bahdanau",
-            "exercise 6: attention as a learned alignment between output and input; the maps of their "
-            "Figure 3 look like your cross-attention figure, a diagonal where French keeps English's word "
-            "order and reversed where it does not.",
-        ),
-        ("annotated", "the encoder-decoder transformer and greedy decoding, in PyTorch."),
-        ("devlin", "the encoder half you built in assignments 2 to 4, for contrast."),
-        ("sanh", "the distillation behind `distilgpt2`, the online model here, trained like DistilBERT."),
-    ],
-    "06_question_answering": [
-        (
-            "devlin",
-            "question answering with an encoder (section 4.2, Figure 4c): question and passage in one "
-            "input, a start and an end vector, the best span with start \u2264 end; section 4.3 answers "
-            "SQuAD 2.0's unanswerable questions with a null answer at [CLS] (BERT's choice: SQuAD 2.0 only "
-            "defines the questions), compared with the best span's score plus a threshold tuned on "
-            "development data.",
-        ),
-        (
-            "squad",
-            "the task and its data: answers that are spans of a Wikipedia paragraph, exact match and F1.",
-        ),
-        (
-            "squad2",
-            "questions without an answer, and why a model must be able to abstain (exercise 4's "
-            "`allow_null`).",
-        ),
-        (
-            "drqa",
-            "span decoding as the pipeline does it (best start \u2264 end within a maximum length, by the "
-            "outer product of start and end probabilities), and reading long documents in pieces.",
-        ),
-        (
-            "hf_qa",
-            "the pipeline's steps, in code: offsets, `sequence_ids`, overlapping windows with `stride`, "
-            "and the best span over the windows.",
-        ),
-        (
-            "sanh",
-            "DistilBERT, the online model here, distilled on SQuAD (`distilbert-base-cased-distilled-squad`).",
-        ),
-        ("clark", "what the attention of your figure can show (assignment 3): which tokens a head reads."),
-        (
-            "vaswani",
-            "the encoder layers under the QA head; multi-head attention (section 3.2.2), whose heads "
-            "exercise 5 averages.",
-        ),
-        ("annotated", "where the attention weights of your figure are computed, in code."),
-    ],
-}
-
 
 def markdown(assignment: str) -> str:
-    """The reading list of one assignment, as Markdown bullets."""
+    """The reading list of one assignment (its folder's ``reading.py``), as Markdown bullets."""
     lines = []
-    for key, why in READING[assignment]:
+    for key, why in assignments.reading(assignment):
         authors, title, url = REFERENCES[key]
         lines.append(f"- {authors}, [*{title}*]({url}) — {why}")
     return "\n".join(lines)

@@ -134,15 +134,16 @@ def validate_release(notebook: Path) -> list[str]:
 
 def contract_problems(notebook: Path) -> list[str]:
     """The saved cases outside what the released text promises, and promises it does not make."""
-    from staff.authoring import contracts
+    from staff.authoring import assignments, contract_kit
 
     assignment = notebook.parent.name
-    contract = contracts.of(assignment)
-    problems, _ = contracts.check_saved(settings.current().fixtures, assignment)
+    contract = assignments.contract(assignment)
+    problems, _ = contract_kit.check_saved(settings.current().fixtures, assignment)
     said = "\n".join(cell.source for cell in nbformat.read(notebook, as_version=4).cells)
     return problems + [
-        f"staff/authoring/contracts/{assignment}.py quotes {promise!r}, which the released notebook does not say"
-        for promise in contracts.unpromised(contract, said)
+        f"staff/authoring/assignments/{assignment}/contract.py quotes {promise!r}, which the released notebook "
+        "does not say"
+        for promise in contract_kit.unpromised(contract, said)
     ]
 
 

@@ -16,11 +16,11 @@ from safetensors.torch import load_file
 from course import models
 from course.fixtures import fixture_file
 from staff import course_dir
-from staff.authoring import recipes
+from staff.authoring import assignments
 from staff.authoring.reference import solution_namespace
 
 ASSIGNMENT = "02_distilbert"
-recipe = recipes.load(ASSIGNMENT)
+recipe = assignments.recipe(ASSIGNMENT)
 SENTENCES = [  # different lengths: a padded batch
     "What a wonderful, warm and funny film!",
     "Boring.",

@@ -22,14 +22,14 @@ import pytest  # noqa: E402
 import torch  # noqa: E402
 
 from course import settings  # noqa: E402
-from staff.authoring import recipes  # noqa: E402
+from staff.authoring import assignments  # noqa: E402
 from staff.authoring.reference import solution_namespace  # noqa: E402
 from staff.course_dir import release_notebook, source_notebook  # noqa: E402
 from staff.grading.execution import sandbox
 from staff.grading.execution.records import read_records  # noqa: E402
 from staff.grading.judging import judge  # noqa: E402
 
-visualising = recipes.load("03_visualising_attention")
+visualising = assignments.recipe("03_visualising_attention")
 
 PAIRS = [
     ("The cat sat on the mat", "The cat lay on the rug"),

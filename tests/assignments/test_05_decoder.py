@@ -16,11 +16,11 @@ import torch.nn.functional as F
 
 from course import gpt
 from course.parts import substituted
-from staff.authoring import recipes
+from staff.authoring import assignments
 from staff.authoring.reference import solution_namespace
 from staff.course_dir import source_notebook
 
-decoder = recipes.load("05_decoder")
+decoder = assignments.recipe("05_decoder")
 
 
 @pytest.fixture(scope="module")

@@ -16,10 +16,10 @@ import torch
 
 from course import models, qa
 from course.fixtures import fixture_file
-from staff.authoring import recipes
+from staff.authoring import assignments
 from staff.authoring.reference import solution_namespace
 
-question_answering = recipes.load("06_question_answering")
+question_answering = assignments.recipe("06_question_answering")
 
 #: Measured (transformers 5.23, the pipeline's steps; and transformers 4.57.6, the pipeline itself):
 #: every answer and character span identical, the probabilities at most 6e-8 apart.

@@ -77,9 +77,9 @@ def test_the_expected_drawing_is_not_in_the_kernels_view():
     """The figure's expected values are outputs of the recipe, withheld from grading kernels."""
     from fnmatch import fnmatch
 
-    from staff.authoring import recipes
+    from staff.authoring import assignments
 
-    patterns = recipes.load("03_visualising_attention").OUTPUTS["statistics"]
+    patterns = assignments.recipe("03_visualising_attention").OUTPUTS["statistics"]
     for key in ("attention_plot", "attention_plot_x", "layers_plot_layer"):
         assert any(fnmatch(key, p) for p in patterns), key
 

@@ -14,7 +14,7 @@ import pytest
 from PIL import Image
 
 from staff import course_dir
-from staff.authoring import architecture_cell, diagrams, reading_lists
+from staff.authoring import architecture_cell, assignments, diagram_kit, reading_lists
 
 ASSIGNMENTS = course_dir.assignments()
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -25,10 +25,11 @@ def _architecture_cells(notebook: dict) -> list[dict]:
 
 
 def test_every_assignment_has_a_diagram_and_a_reading_list():
-    assert sorted(diagrams.DRAWINGS) == ASSIGNMENTS
-    assert sorted(reading_lists.READING) == ASSIGNMENTS
+    assert assignments.assignments() == ASSIGNMENTS
     for assignment in ASSIGNMENTS:
-        keys = [key for key, _ in reading_lists.READING[assignment]]
+        assert callable(assignments.module(assignment, "diagram").draw), assignment
+        keys = [key for key, _ in assignments.reading(assignment)]
+        assert set(keys) <= set(reading_lists.REFERENCES), f"{assignment}: a key not in REFERENCES"
         assert {"vaswani", "devlin", "sanh", "annotated"} <= set(keys), assignment
         assert len(keys) == len(set(keys)), f"{assignment}: a reference listed twice"
 
@@ -46,9 +47,9 @@ def test_references_link_to_arxiv_abstracts_or_their_home():
 
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)
 def test_committed_diagram_is_current_and_small(tmp_path, assignment):
-    committed = diagrams.figure_path(assignment)
+    committed = diagram_kit.figure_path(assignment)
     assert committed.is_file(), f"{committed} is missing: run `make figures`"
-    fresh = diagrams.draw(assignment, tmp_path).read_bytes()
+    fresh = diagram_kit.draw(assignment, tmp_path).read_bytes()
     assert fresh.startswith(PNG_MAGIC) and len(fresh) < 150_000
     # Compared as pixels, not bytes: another CPU may antialias an edge pixel differently, while a
     # changed character of a label already changes some 25 pixels by more than 48 levels.
@@ -70,7 +71,7 @@ def test_embedding_is_idempotent_and_touches_nothing_else(tmp_path):
     shutil.copy(course_dir.source_notebook("01_attention"), notebook)
     original = json.loads(notebook.read_text())
     original_cells = [c for c in original["cells"] if c.get("id") != architecture_cell.CELL_ID]
-    png = diagrams.figure_path("01_attention").read_bytes()
+    png = diagram_kit.figure_path("01_attention").read_bytes()
 
     architecture_cell.embed(notebook, "01_attention", png)
     once = notebook.read_text()
@@ -87,7 +88,7 @@ def test_embedding_is_idempotent_and_touches_nothing_else(tmp_path):
     assert base64.b64decode(cell["attachments"]["architecture.png"]["image/png"]) == png
     source = "".join(cell["source"])
     assert "](attachment:architecture.png)" in source
-    for key, _ in reading_lists.READING["01_attention"]:
+    for key, _ in assignments.reading("01_attention"):
         assert reading_lists.REFERENCES[key][2] in source
 
     other = PNG_MAGIC + b"another drawing"
@@ -98,7 +99,7 @@ def test_embedding_is_idempotent_and_touches_nothing_else(tmp_path):
 
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)
 def test_notebooks_hold_the_current_architecture_cell(assignment):
-    png = diagrams.figure_path(assignment).read_bytes()
+    png = diagram_kit.figure_path(assignment).read_bytes()
     expected = architecture_cell.cell(assignment, png)
     source = json.loads(course_dir.source_notebook(assignment).read_text())
     assert _architecture_cells(source) == [expected], (

@@ -17,7 +17,7 @@ from safetensors.numpy import load_file, save_file
 
 from course import paths
 from staff import fixture_format
-from staff.authoring import fixtures, recipes
+from staff.authoring import assignments, fixtures
 
 pytestmark = pytest.mark.notebooks  # rebuilding runs the solutions and loads the pretrained model
 
@@ -29,7 +29,7 @@ def _tree_hash(root: Path) -> str:
     return digest.hexdigest()
 
 
-@pytest.mark.parametrize("assignment", recipes.assignments())
+@pytest.mark.parametrize("assignment", assignments.assignments())
 def test_committed_fixtures_agree_with_a_fresh_build(assignment):
     before = _tree_hash(paths.fixtures_dir())
     assert fixtures.check(paths.fixtures_dir(), [assignment]) == []
@@ -62,7 +62,7 @@ def test_committed_fixtures_hold_on_other_cpu_kernels(kernels):
         for line in done.stdout.splitlines()
         if "of their grading tolerance" in line or "as committed" in line
     ]
-    assert len(reported) == len(recipes.assignments()), done.stdout
+    assert len(reported) == len(assignments.assignments()), done.stdout
     tightest = [line for line in done.stdout.splitlines() if line.startswith("fixtures-check: tightest: ")]
     assert len(tightest) == 10 and all("the check allows" in line for line in tightest), done.stdout
     print("\n".join(reported + tightest))
@@ -81,8 +81,8 @@ def test_the_spread_ranks_values_by_the_share_their_check_allows():
 
 def _float_arrays(root: Path):
     """(assignment, name, path, arrays) of every fixture file whose values the check compares."""
-    for assignment in recipes.assignments():
-        trained = getattr(recipes.load(assignment), "TRAINED", ())
+    for assignment in assignments.assignments():
+        trained = getattr(assignments.recipe(assignment), "TRAINED", ())
         for path in sorted(root.glob(f"*/{assignment}/*.safetensors")):
             if path.stem not in trained:
                 yield assignment, path.stem, path, load_file(str(path))
@@ -119,15 +119,11 @@ def test_rounding_passes_and_a_grading_size_difference_fails(tmp_path):
         flat[0] += 1.01 * (tolerance.atol + tolerance.rtol * abs(flat[0]))
         return moved.astype(value.dtype)
 
-    assignments = recipes.assignments()
+    every = assignments.assignments()
     committed = paths.fixtures_dir()
-    assert (
-        fixtures.compare_trees(_perturbed_copy(tmp_path / "rounding", rounding), committed, assignments) == []
-    )
+    assert fixtures.compare_trees(_perturbed_copy(tmp_path / "rounding", rounding), committed, every) == []
 
-    problems = fixtures.compare_trees(
-        _perturbed_copy(tmp_path / "grading", grading_size), committed, assignments
-    )
+    problems = fixtures.compare_trees(_perturbed_copy(tmp_path / "grading", grading_size), committed, every)
     expected = {
         f"{path.parent.parent.name}/{assignment}/{path.name}:{key}"
         for assignment, _, path, arrays in _float_arrays(committed)
@@ -158,6 +154,6 @@ def test_the_expected_outputs_grading_withholds_are_the_recipes(tmp_path):
     see an expected value, so the committed file must say exactly what the recipes say."""
     committed = fixture_format.read_outputs(paths.fixtures_dir())
     fresh = fixture_format.read_outputs(fixtures.write_outputs(tmp_path).parent.parent)
-    assert committed == fresh and set(committed) == set(recipes.assignments())
+    assert committed == fresh and set(committed) == set(assignments.assignments())
     with pytest.raises(FileNotFoundError, match="make fixtures"):
         fixture_format.read_outputs(tmp_path / "nowhere")

@@ -109,12 +109,13 @@ def test_badges_and_setup_point_at_the_public_repository():
 def test_bundle_leaves_out_the_held_out_text(bundle):
     """Assignment 5's model is scored on dictionary entries students never get (W-Z), assignment 4's
     fine-tuned model on review sentences that are in neither shipped split."""
-    from staff.authoring import recipes
+    from staff.authoring import assignments
 
-    heldout = recipes.load("05_decoder").HELDOUT.read_text().splitlines()
+    heldout = assignments.recipe("05_decoder").HELDOUT.read_text().splitlines()
     lines = [line.strip() for line in heldout if len(line.strip()) > 30]
     reviews = [
-        line.split("\t")[0] for line in recipes.load("04_finetuning").HELDOUT.read_text().splitlines()[1:]
+        line.split("\t")[0]
+        for line in assignments.recipe("04_finetuning").HELDOUT.read_text().splitlines()[1:]
     ]
     shipped = "\n".join(
         p.read_text(errors="ignore")

@@ -106,7 +106,7 @@ def test_withheld_values_cannot_be_read_in_the_kernel():
 def test_every_graded_test_cell_pays_only_for_a_withheld_value(assignment):
     """No visible check carries points, no cell is decided in the kernel, and every graded test cell
     compares with at least one hidden fixture value that the grading kernel never has."""
-    from staff.authoring import recipes
+    from staff.authoring import assignments
 
     source = nbformat.read(course_dir.source_notebook(assignment), as_version=4)
     specs = cell_checks.load_checks(assignment, ROOT / "fixtures", source)  # raises when out of date
@@ -116,7 +116,7 @@ def test_every_graded_test_cell_pays_only_for_a_withheld_value(assignment):
     for grade_id, cell in graded.items():
         assert "### BEGIN HIDDEN TESTS" in cell.source, f"{grade_id}: a graded cell that is not hidden"
         assert not cell.metadata.get("course", {}).get("in_kernel"), grade_id
-    outputs = getattr(recipes.load(assignment), "OUTPUTS", {})
+    outputs = getattr(assignments.recipe(assignment), "OUTPUTS", {})
     for spec in (s for cell_specs in specs.values() for s in cell_specs if judge.withheld(s)):
         where, _, key = spec["ref"].partition(":")
         name = where.split("/")[-1]

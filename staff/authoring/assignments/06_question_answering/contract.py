@@ -1,14 +1,14 @@
 """What 06_question_answering's released text promises about the inputs its tests feed each exercise (see
-:mod:`staff.authoring.contracts`): every term quotes the notebook's own words."""
+:mod:`staff.authoring.contract_kit`): every term quotes the notebook's own words."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from course import models, qa
-from staff.authoring.contracts import Case, booleans, floats, integers, one_of, shapes, term, text
+from staff.authoring.contract_kit import Case, booleans, floats, integers, one_of, shapes, term, text
 
-# ---- what the release promises about each exercise's inputs (staff/authoring/contracts.py) -----
+# ---- what the release promises about each exercise's inputs (staff.authoring.contract_kit) -----
 
 LAYOUT = "`[CLS] question tokens [SEP] context tokens [SEP]`"
 SPAN_SHAPES = (

@@ -1,12 +1,12 @@
 """What 03_visualising_attention's released text promises about the inputs its tests feed each exercise (see
-:mod:`staff.authoring.contracts`): every term quotes the notebook's own words."""
+:mod:`staff.authoring.contract_kit`): every term quotes the notebook's own words."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from staff.authoring.contracts import Case, Verdict, floats, integers, padding, shapes, term
-from staff.authoring.contracts import text as utf8
+from staff.authoring.contract_kit import Case, Verdict, floats, integers, padding, shapes, term
+from staff.authoring.contract_kit import text as utf8
 
 #: The bert-base-uncased vocabulary's size (course.models.load_tokenizer), for the padded batch's ids.
 VOCAB_SIZE = 30522
@@ -115,7 +115,7 @@ def _mask_when_used(case: Case) -> Verdict:
 #: The shapes the statistics exercises promise (statistics and sentences fixtures).
 _MAPS_SHAPES = "from a head-averaged map `avg` `(n_layers, seq, seq)`"
 _PER_HEAD = "`maps` `(n_layers, n_heads, seq, seq)`"
-#: What each exercise promises of the inputs its tests feed it (staff.authoring.contracts).
+#: What each exercise promises of the inputs its tests feed it (staff.authoring.contract_kit).
 CONTRACT = {
     "averaging": (
         shapes(

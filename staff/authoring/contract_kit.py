@@ -2,11 +2,11 @@
 
 A hidden test may only feed an exercise inputs its released text promises: a student who builds a
 causal mask from sequence lengths, reasonably, under a sentence saying "padded on the right" must
-not lose points to a left-padded row. Each assignment states its contract in this package's module
-named like it (``contracts/05_decoder.py``, beside its recipe ``recipes/05_decoder.py``) as
-``CONTRACT = {fixture name: (Term, ...)}``. A term quotes the release's own words (``promise``: a
-test finds them, whitespace aside, in the released notebook), names the inputs it bounds (``keys``:
-``fnmatch`` patterns) and checks one case. Every input of every hidden case must be bounded by some
+not lose points to a left-padded row. Each assignment states its contract in its folder
+(``assignments/05_decoder/contract.py``, beside its recipe ``recipe.py``) as
+``CONTRACT = {fixture name: (Term, ...)}``, with the terms this module makes. A term quotes the
+release's own words (``promise``: a test finds them, whitespace aside, in the released notebook),
+names the inputs it bounds (``keys``: ``fnmatch`` patterns) and checks one case. Every input of every hidden case must be bounded by some
 term: an input no promise covers is a finding too.
 
 ``make fixtures`` refuses to write an assignment with a case outside its contract
@@ -18,7 +18,6 @@ release promises it.
 from __future__ import annotations
 
 import fnmatch
-import importlib
 import json
 import re
 from collections.abc import Callable, Iterable, Mapping
@@ -28,9 +27,9 @@ from pathlib import Path
 import numpy as np
 from safetensors.numpy import load_file
 
+from staff.authoring import assignments
 from staff.fixture_format import OUTPUTS_FILE
 
-HERE = Path(__file__).parent
 Case = Mapping[str, np.ndarray]
 #: None when the case keeps the term, else what breaks it, in the exercise's words.
 Verdict = str | None
@@ -229,7 +228,7 @@ def violations(
         terms = contract.get(name, ())
         if visibility == "hidden" and not terms:
             problems.append(
-                f"{assignment}/{name}: hidden cases and no contract (staff/authoring/contracts/{assignment}.py)"
+                f"{assignment}/{name}: hidden cases and no contract (staff/authoring/assignments/{assignment}/contract.py)"
             )
             continue
         for index, case in enumerate(cases_of(arrays)):
@@ -250,25 +249,18 @@ def violations(
     return problems, checked
 
 
-def of(assignment: str) -> Mapping[str, tuple[Term, ...]]:
-    """The assignment's contract (empty when it states none: its hidden fixtures are then findings)."""
-    if not (HERE / f"{assignment}.py").is_file():
-        return {}
-    return importlib.import_module(f"{__name__}.{assignment}").CONTRACT
-
-
 def refuse(assignment: str, fixtures: Mapping[tuple[str, str], Mapping[str, np.ndarray]]) -> int:
     """Raise when a built case is outside its exercise's contract (``make fixtures`` then writes
     nothing for the assignment); return the number of hidden cases checked."""
-    from staff.authoring import recipes
-
-    recipe = recipes.load(assignment)
-    problems, checked = violations(assignment, fixtures, of(assignment), getattr(recipe, "OUTPUTS", {}))
+    recipe = assignments.recipe(assignment)
+    problems, checked = violations(
+        assignment, fixtures, assignments.contract(assignment), getattr(recipe, "OUTPUTS", {})
+    )
     if problems:
         raise ValueError(
             f"fixtures: {len(problems)} case(s) of {assignment} outside what its release promises; "
-            "change the recipe, or promise the case in the notebook's text and in staff/authoring/contracts/"
-            f"{assignment}.py:\n  " + "\n  ".join(problems)
+            "change the recipe, or promise the case in the notebook's text and in staff/authoring/assignments/"
+            f"{assignment}/contract.py:\n  " + "\n  ".join(problems)
         )
     return checked
 
@@ -284,7 +276,7 @@ def saved(root: Path, assignment: str) -> dict[tuple[str, str], dict[str, np.nda
 def check_saved(root: Path, assignment: str) -> tuple[list[str], int]:
     """The committed fixtures of one assignment against its contract."""
     outputs = json.loads((root / OUTPUTS_FILE).read_text()).get(assignment, {})
-    return violations(assignment, saved(root, assignment), of(assignment), outputs)
+    return violations(assignment, saved(root, assignment), assignments.contract(assignment), outputs)
 
 
 def _words(text_: str) -> str:

@@ -1,11 +1,11 @@
 """What 01_attention's released text promises about the inputs its tests feed each exercise (see
-:mod:`staff.authoring.contracts`): every term quotes the notebook's own words."""
+:mod:`staff.authoring.contract_kit`): every term quotes the notebook's own words."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from staff.authoring.contracts import Case, Term, Verdict, floats, shapes, term, text
+from staff.authoring.contract_kit import Case, Term, Verdict, floats, shapes, term, text
 
 
 def _sized(promise: str, **axes: str) -> Term:
@@ -123,7 +123,7 @@ _multihead_terms = (
     term(HEADS_CONCATENATED, "W_o", _concatenated_heads),
     floats(STACKED, ("x", "W_q", "W_k", "W_v", "W_o")),
 )
-#: What each exercise's released text promises about the inputs its tests feed it (staff.authoring.contracts).
+#: What each exercise's released text promises about the inputs its tests feed it (staff.authoring.contract_kit).
 CONTRACT = {
     "softmax": (
         term(

@@ -418,7 +418,7 @@ def analyser_case(
 # ---- 7. the real run -------------------------------------------------------------------------
 
 #: Labelled sentences no student ever sees, for the hidden test's run on the real model.
-HELDOUT = Path(__file__).resolve().parent.parent / "heldout" / "sentiment.tsv"
+HELDOUT = Path(__file__).resolve().parents[2] / "heldout" / "sentiment.tsv"
 
 
 def _tokenised(tokenizer, sentences: list[str], labels: np.ndarray) -> dict[str, np.ndarray]:

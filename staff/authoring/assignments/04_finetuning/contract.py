@@ -1,5 +1,5 @@
 """What 04_finetuning's released text promises about the inputs its tests feed each exercise (see
-:mod:`staff.authoring.contracts`): every term quotes the notebook's own words."""
+:mod:`staff.authoring.contract_kit`): every term quotes the notebook's own words."""
 
 from __future__ import annotations
 
@@ -9,8 +9,7 @@ import numpy as np
 import torch
 from transformers import DistilBertConfig, DistilBertModel
 
-from staff.authoring import recipes
-from staff.authoring.contracts import (
+from staff.authoring.contract_kit import (
     Case,
     Verdict,
     floats,
@@ -22,7 +21,8 @@ from staff.authoring.contracts import (
     text,
 )
 
-_recipe = recipes.load("04_finetuning")
+from . import recipe as _recipe
+
 CONFIG_FIELDS = _recipe.CONFIG_FIELDS
 
 # ---- the contract: what the release promises about each exercise's inputs ----------------------

@@ -54,7 +54,7 @@ from staff.authoring.tensors import Draws, int_array, padding_mask, random_ids, 
 from staff.course_dir import nbgrader, source_notebook
 
 ASSIGNMENT = "05_decoder"
-HELDOUT = Path(__file__).resolve().parent.parent / "heldout" / "devils_dictionary_w-z.txt"
+HELDOUT = Path(__file__).resolve().parents[2] / "heldout" / "devils_dictionary_w-z.txt"
 #: The tolerances (atol, rtol) the notebook's tests compare these fixtures with (staff.authoring.fixtures).
 # The trainings of ``heldout`` and ``reversal`` run in float64 and agree to 5e-15 (measured across
 # ATEN_CPU_CAPABILITY=default/avx2/avx512, 1 and 2 threads, and the correct samples' implementations).

@@ -1,15 +1,15 @@
 """What 05_decoder's released text promises about the inputs its tests feed each exercise (see
-:mod:`staff.authoring.contracts`): every term quotes the notebook's own words."""
+:mod:`staff.authoring.contract_kit`): every term quotes the notebook's own words."""
 
 from __future__ import annotations
 
 import numpy as np
 import torch
 
-from staff.authoring import recipes
-from staff.authoring.contracts import floats, integers, padding, shapes, term
+from staff.authoring.contract_kit import floats, integers, padding, shapes, term
 
-_recipe = recipes.load("05_decoder")
+from . import recipe as _recipe
+
 GPT_SIZES = _recipe.GPT_SIZES
 LM_SIZES, LM_TRAINING, S2S_TRAINING = _recipe.LM_SIZES, _recipe.LM_TRAINING, _recipe.S2S_TRAINING
 graded_sizes = _recipe.graded_sizes

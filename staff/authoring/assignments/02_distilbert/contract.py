@@ -1,17 +1,17 @@
 """What 02_distilbert's released text promises about the inputs its tests feed each exercise (see
-:mod:`staff.authoring.contracts`): every term quotes the notebook's own words."""
+:mod:`staff.authoring.contract_kit`): every term quotes the notebook's own words."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from staff.authoring import recipes
-from staff.authoring.contracts import Term, floats, integers, one_of, shapes, term, text
+from staff.authoring.contract_kit import Term, floats, integers, one_of, shapes, term, text
 
-_recipe = recipes.load("02_distilbert")
+from . import recipe as _recipe
+
 CONFIG_FIELDS = _recipe.CONFIG_FIELDS
 
-# ---- what the release promises about each exercise's inputs (staff.authoring.contracts) ----------
+# ---- what the release promises about each exercise's inputs (staff.authoring.contract_kit) ----------
 
 #: The release's own words each term quotes.
 _CONFIG = "The DistilBertConfig a saved case was made with (its sizes are stored next to its tensors)."
