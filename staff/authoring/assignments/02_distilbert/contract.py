@@ -259,7 +259,7 @@ CONTRACT = {
             attention_mask="batch seq",
         ),
         floats("q, k, v: (batch, n_heads, seq, head_dim)", ("q", "k", "v")),
-        _zero_one("The tokenizer's `attention_mask` is a 0/1 integer tensor"),
+        _zero_one("The tokenizer's `attention_mask` is a `(batch, seq)` tensor of 0/1 integers"),
         _zero_one("lengths; right and left padding,"),
         _rows_real("holes, a sentence of a single real token, no padding."),
     ),

@@ -56,7 +56,7 @@ _ADAMW = (
     'weight_decay=float(case["weight_decay"]))'
 )
 _SCHEDULE = 'scheduler = get_linear_schedule_with_warmup(optimizer, int(case["warmup_steps"]), int(case["total_steps"]))'
-_CLIP = "rescales them so that their global norm is at most `max_grad_norm`"
+_CLIP = "the gradients' global norm (all parameters together) is at most `max_grad_norm`"
 _STEPS = "The checks run your step several times on a tiny model"
 _EVALUATE_MODEL = "The checks run your function on `BagOfWords` with dropout 0.5"
 _TOTAL_STEPS = (
