@@ -66,8 +66,15 @@ QA_HEAD_KEYS = ("qa_outputs.weight", "qa_outputs.bias") + tuple(
     for layer in range(6 - TUNED_LAYERS, 6)
     for key in _LAYER_KEYS
 )
-#: How many held-out questions measure the offline model (the notebook and the fixtures alike).
+#: How many questions each part of the held-out words gets (:func:`held_out_questions`): the
+#: development questions that select and gate a retrained model (``staff/authoring/qa_head.py``), and
+#: the test questions the notebook reports on, about other words.
 HELD_OUT_QUESTIONS = 300
+#: The two parts of the held-out words: ``"gate"`` (development: selects and gates the model) and
+#: ``"test"`` (the notebook's report). No word, as asked word or as an entry of a context, is in both.
+HELD_OUT_PARTS = ("gate", "test")
+#: The SQuAD 1.1 dev questions the notebook measures the online model on (a spaced sample, for time).
+SQUAD_QUESTIONS = 500
 
 CORPUS = paths.DATA / "lm" / "devils_dictionary.txt"
 _ENTRY = re.compile(
@@ -126,21 +133,94 @@ def split_entries() -> tuple[tuple[tuple[str, str], ...], tuple[tuple[str, str],
     return tuple(entries[:cut]), tuple(entries[cut:])
 
 
-def held_out_questions(count: int, seed: int = 2, n_entries=(1, 2, 3)) -> list[tuple[str, str, int, str]]:
-    """``count`` questions (one in five without an answer) about the words :func:`split_entries` keeps
-    for measuring, contexts of ``n_entries`` entries (drawn from the tuple)."""
-    rng = random.Random(seed)
+def held_out_parts() -> dict[str, tuple[tuple[str, str], ...]]:
+    """The held-out entries of :func:`split_entries` in two disjoint parts by word (``"gate"``: the first
+    half, ``"test"``: the rest), the same on every machine."""
     _, held_out = split_entries()
+    half = len(held_out) // 2
+    return {"gate": held_out[:half], "test": held_out[half:]}
+
+
+def held_out_questions(
+    count: int, part: str, seed: int = 2, n_entries=(1, 2, 3)
+) -> list[tuple[str, str, int, str]]:
+    """``count`` questions (one in five without an answer) about the held-out words of ``part`` (see
+    :data:`HELD_OUT_PARTS`: every entry of every context, and every asked word, is of that part),
+    contexts of ``n_entries`` entries (drawn from the tuple)."""
+    rng = random.Random(seed)
+    entries = held_out_parts()[part]
     return [
-        make_question(rng, rng.choice(n_entries), answerable=rng.random() >= 0.2, entries=held_out)
+        make_question(rng, rng.choice(n_entries), answerable=rng.random() >= 0.2, entries=entries)
         for _ in range(count)
     ]
 
 
+def squad_questions(count: int = SQUAD_QUESTIONS) -> list[tuple[str, str, int, list[str]]]:
+    """Online only: ``count`` questions of SQuAD 1.1's dev set (every question has an answer), evenly
+    spaced over it (the set is ordered by article), as (question, context, first answer's start, the
+    answers the annotators gave), the last as SQuAD's evaluation takes it (the best over them)."""
+    from datasets import load_dataset
+
+    dev = load_dataset("rajpurkar/squad", split="validation")
+    rows = dev.select(range(0, len(dev), max(1, len(dev) // count))[:count])
+    return [
+        (row["question"], row["context"], row["answers"]["answer_start"][0], list(row["answers"]["text"]))
+        for row in rows
+    ]
+
+
+# ---- rules that need no model: what the model must beat -----------------------------------------
+
+
 def first_definition(context: str) -> str:
-    """The baseline with no model: answer every question with the context's first definition (the
-    text between its first ": " and the full stop that ends that entry)."""
+    """The rule "the first definition": answer every question with the context's first definition
+    (the text between its first ": " and the full stop that ends that entry)."""
     return context.split(": ", 1)[-1].split(". ", 1)[0].rstrip(".")
+
+
+def heading_lookup(question: str, context: str) -> str:
+    """The rule "the asked word's heading": the definition of the entry headed by the word the
+    question asks about ("What is rum?" -> after "Rum: "), "" (no answer) when no entry has it. On the
+    course's dictionary questions it is right every time: the task needs no reading."""
+    word = re.fullmatch(r"What is (.+)\?", question.strip())
+    if not word:
+        return ""
+    for entry in context.rstrip(".").split(". "):
+        heading, _, definition = entry.partition(": ")
+        if heading.lower() == word[1].lower():
+            return definition
+    return ""
+
+
+def sentences(context: str) -> list[str]:
+    """The context's sentences (split after ".", "!" or "?" and a space), each without its final full stop."""
+    return [s.rstrip(".") for s in re.split(r"(?<=[.!?])\s+", context.strip()) if s.strip(".")]
+
+
+def first_sentence(context: str) -> str:
+    """The rule "the first sentence" (SQuAD's passages have no entries): the context's first sentence."""
+    return (sentences(context) or [""])[0]
+
+
+#: Question words the overlap rule ignores: they say what is asked, not about what.
+_STOP_WORDS = frozenset(
+    "what which who whom whose when where why how is are was were be been do does did of in on at to "
+    "for by with from and or as it its that this there".split()
+)
+
+
+def most_shared_words(question: str, context: str) -> str:
+    """The rule "the sentence sharing the most words with the question" (in its simplest form, the
+    sliding-window baseline of SQuAD's paper): the context's sentence with the most distinct normalised
+    words of the question (question words such as *what*, *is* left out); the first on a tie; ""
+    (no answer) when no sentence shares a word."""
+    asked = set(_normalized_tokens(question)) - _STOP_WORDS
+    best, shared = "", 0
+    for sentence in sentences(context):
+        count = len(asked & set(_normalized_tokens(sentence)))
+        if count > shared:
+            best, shared = sentence, count
+    return best
 
 
 def _normalized_tokens(text: str) -> list[str]:
@@ -169,6 +249,72 @@ def f1(prediction: str, truth: str) -> float:
         return 0.0
     precision, recall = shared / len(got), shared / len(want)
     return 2 * precision * recall / (precision + recall)
+
+
+def _truths(truth: str | list[str]) -> list[str]:
+    return [truth] if isinstance(truth, str) else list(truth) or [""]
+
+
+def scores(predictions: list[str], truths: list[str | list[str]]) -> dict[str, float]:
+    """SQuAD's exact match and F1 (%, each question's best over its expected answers, as SQuAD's
+    evaluation takes them) over all questions and over the answerable ones (an expected answer
+    other than ""), and how many questions each counts."""
+    rows = np.array(
+        [
+            (
+                any(_truths(truth)),
+                max(exact_match(got, t) for t in _truths(truth)),
+                max(f1(got, t) for t in _truths(truth)),
+            )
+            for got, truth in zip(predictions, truths, strict=True)
+        ],
+        dtype=float,
+    ).reshape(-1, 3)
+    answerable = rows[:, 0] == 1
+
+    def mean(values: np.ndarray) -> float:
+        return 100 * float(values.mean()) if len(values) else float("nan")
+
+    return {
+        "questions": len(rows),
+        "answerable": int(answerable.sum()),
+        "exact match": mean(rows[:, 1]),
+        "F1": mean(rows[:, 2]),
+        "answerable exact match": mean(rows[answerable, 1]),
+        "answerable F1": mean(rows[answerable, 2]),
+    }
+
+
+def score_table(answers: dict[str, list[str]], truths: list[str | list[str]]) -> str:
+    """A table of :func:`scores`, one line per answerer (the model, each rule): exact match and F1
+    over all the questions and over the answerable ones."""
+    table = {name: scores(predictions, truths) for name, predictions in answers.items()}
+    count = next(iter(table.values()))
+    width = max(len(name) for name in table) + 2
+    lines = [
+        " " * width
+        + f"{'all ' + str(count['questions']) + ' questions':>24}"
+        + f"{str(count['answerable']) + ' with an answer':>24}",
+        " " * width + f"{'exact match':>16}{'F1':>8}" * 2,
+    ]
+    for name, row in table.items():
+        lines.append(
+            f"{name:<{width}}{row['exact match']:15.1f}%{row['F1']:7.1f}%"
+            f"{row['answerable exact match']:15.1f}%{row['answerable F1']:7.1f}%"
+        )
+    return "\n".join(lines)
+
+
+def too_long(truths: list[str | list[str]], tokenizer, max_answer_len: int) -> int:
+    """How many answerable questions have no expected answer of at most ``max_answer_len`` tokens:
+    no span the decoder may return matches them exactly (the ceiling on exact match)."""
+    return sum(
+        any(_truths(truth))
+        and all(
+            len(tokenizer(t, add_special_tokens=False)["input_ids"]) > max_answer_len for t in _truths(truth)
+        )
+        for truth in truths
+    )
 
 
 def has_qa_pipeline() -> bool:

@@ -51,6 +51,13 @@ HEADER = (
     "graded outside your notebook and are not included."
 )
 _NUMBER = re.compile(r"-?\d+\.\d+(?:[eE][-+]?\d+)?")
+#: Assignments whose model answers quote only numbers the worked solution's own run prints (issue 51: a
+#: model answer quoted a stride table an older model printed): :func:`build` refuses to write one whose
+#: model answers quote a decimal its outputs do not print (:func:`unprinted_numbers`). The others'
+#: model answers still quote numbers worked out from the run (differences, ratios), so are not held to it.
+QUOTES_FROM_THE_RUN = frozenset({"06_question_answering"})
+MODEL_ANSWER = "**Model answer.**"
+_DECIMAL = re.compile(r"-?\d+\.\d+")
 
 
 class SolutionError(RuntimeError):
@@ -279,6 +286,50 @@ def leaks(nb: NotebookNode, secret: Secrets, page: str | None = None) -> list[st
     )
 
 
+def _decimals(text: str) -> set[str]:
+    return set(_DECIMAL.findall(text.replace("\u2212", "-")))  # a typeset minus sign is a minus
+
+
+def unprinted_numbers(nb: NotebookNode) -> list[str]:
+    """The decimals (``66.7``, ``-2.04``) a model answer of the run notebook ``nb`` quotes that none of
+    its text outputs prints, as ``"<cell id>: <number>"``; empty if every one is printed. A model answer
+    is what follows ``**Model answer.**`` up to its ``**Points.**``; a minus sign must be printed too
+    (an unsigned number may be quoted of a negative one), and a number is compared as written
+    (``0.10`` is not ``0.1``: quote what the run prints)."""
+    printed = {text for cell in nb.cells for text in _decimals(_outputs_text(cell))}
+    printed |= {number.lstrip("-") for number in printed}
+    missing = []
+    for cell in nb.cells:
+        if cell.cell_type != "markdown" or MODEL_ANSWER not in cell.source:
+            continue
+        answer = cell.source.split(MODEL_ANSWER, 1)[1].split("**Points.**", 1)[0]
+        quoted = sorted(_decimals(answer), key=lambda number: answer.replace("\u2212", "-").index(number))
+        missing += [f"{cell.get('id', '?')}: {number}" for number in quoted if number not in printed]
+    return missing
+
+
+def _outputs_text(cell: NotebookNode) -> str:
+    parts = []
+    for output in cell.get("outputs", []):
+        parts.append(output.get("text", ""))
+        parts += [
+            v for k, v in output.get("data", {}).items() if k.startswith("text/") and isinstance(v, str)
+        ]
+    return "\n".join(parts)
+
+
+def check_quotes(assignment: str, nb: NotebookNode) -> None:
+    """Refuse (:class:`SolutionError`) a run worked solution of :data:`QUOTES_FROM_THE_RUN` whose model
+    answers quote a number its outputs do not print: the answer predates the model or the code."""
+    missing = unprinted_numbers(nb) if assignment in QUOTES_FROM_THE_RUN else []
+    if missing:
+        raise SolutionError(
+            f"{assignment}: refused to write its worked solution, its model answers quote numbers this run does "
+            f"not print: {', '.join(missing[:12])}{' ...' if len(missing) > 12 else ''}. Rewrite those answers "
+            f"in the source notebook from what its cells print (run it in Jupyter), then run `make solutions ASSIGNMENT={assignment}` again"
+        )
+
+
 def render_html(nb: NotebookNode, title: str) -> str:
     from nbconvert import HTMLExporter
 
@@ -328,6 +379,7 @@ def build(
             start = time.monotonic()
             try:
                 nb = execute(solution_notebook(assignment), bundle, assignment, timeout or CELL_TIMEOUT)
+                check_quotes(assignment, nb)
                 files = write(assignment, nb, out)
             except SolutionError as error:
                 problems[assignment] = str(error)

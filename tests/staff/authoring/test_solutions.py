@@ -175,3 +175,32 @@ def test_command_line_and_make_target():
     assert re.search(r"^solutions: setup ## .*\n\t\$\(STAFF\) solutions ", makefile, re.MULTILINE)
     assert re.search(r"^\.PHONY:.* solutions ", makefile, re.MULTILINE)
     assert "solutions/" in (paths.ROOT / ".gitignore").read_text().splitlines()
+
+
+def _run_notebook(answer: str, printed: str) -> nbformat.NotebookNode:
+    code = nbformat.v4.new_code_cell("print(table)", id="table")
+    code.outputs = [nbformat.v4.new_output("stream", name="stdout", text=printed)]
+    question = nbformat.v4.new_markdown_cell(
+        f"**Question 2.** Quote the 12.5 you see.\n**Model answer.**\n{answer}\n\n**Points.** 0.5 point: 9.75.",
+        id="q_windows",
+    )
+    return nbformat.v4.new_notebook(cells=[code, question])
+
+
+def test_model_answers_may_quote_only_numbers_the_run_prints():
+    printed = "stride 4: 66.7%  83.2%\nwindow 2  log p   -2.04  null  -0.03\n"
+    # as printed, with a typeset minus sign, unsigned, or a percentage: all printed
+    fine = _run_notebook("Exact match 66.7 %, F1 83.2 %; log p \u22122.04, and 0.03 above it.", printed)
+    assert solutions.unprinted_numbers(fine) == []  # the question's 12.5 and the points' 9.75 are not quoted
+    stale = _run_notebook("Exact match 66.7 %, F1 84.5 %, log p -0.03, 2.0 times, 0.030.", printed)
+    assert solutions.unprinted_numbers(stale) == ["q_windows: 84.5", "q_windows: 2.0", "q_windows: 0.030"]
+    assert solutions.unprinted_numbers(_run_notebook("log p -2.04", printed.replace("-2.04", "2.04"))) == [
+        "q_windows: -2.04"  # a minus sign quoted must be printed
+    ]
+    held = next(iter(solutions.QUOTES_FROM_THE_RUN))
+    with pytest.raises(
+        solutions.SolutionError, match=r"quote numbers this run does not print: q_windows: 84\.5"
+    ):
+        solutions.check_quotes(held, stale)
+    solutions.check_quotes(held, fine)
+    solutions.check_quotes("not_held_to_it", stale)  # the other assignments still quote derived numbers
