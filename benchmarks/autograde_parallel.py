@@ -11,7 +11,7 @@ in a scratch course folder made from the same release:
    kernel: what nbgrader alone does);
 2. this grader on a LocalCluster of 1 worker (SQLite gradebook);
 3. this grader on a LocalCluster of --workers workers (SQLite);
-4. the same with a PostgreSQL gradebook (a throw-away server, :mod:`staff.grading.gradebook.postgres`).
+4. the same with a PostgreSQL gradebook (a throw-away server, :mod:`postgres_server` beside this file).
 
 Prints notebooks per minute, the ratio against (1), the mean time per submission of each phase
 (queueing, kernel start, execution, judging, gradebook write), each notebook's cost on a worker and

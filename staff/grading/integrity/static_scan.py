@@ -221,9 +221,25 @@ def _builtin(node: ast.Call, names: set[str]) -> str | None:
     )
 
 
+def module_names(tree: ast.AST) -> dict[str, str]:
+    """What each name an import binds stands for (``from course import parts as p``: ``p`` ->
+    ``course.parts``), so that a module reached under another name is still the module."""
+    bound = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            bound.update({a.asname: a.name for a in node.names if a.asname})
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            bound.update({a.asname or a.name: f"{node.module}.{a.name}" for a in node.names})
+    return bound
+
+
 class _Scanner(Walker):
-    def __init__(self, protected: frozenset[str] = frozenset()) -> None:
+    def __init__(
+        self, protected: frozenset[str] = frozenset(), modules: dict[str, str] | None = None
+    ) -> None:
         self.found: list[str] = []
+        #: names bound to modules (or their objects) by imports in the notebook: :func:`module_names`
+        self.modules = modules or {}
         self.comparisons = comparisons()
         self.protected = self.comparisons | protected
         #: names a loop binds to each of a few written strings (``for name in ("q_lin", "k_lin")``):
@@ -249,11 +265,20 @@ class _Scanner(Walker):
     def flag(self, node: ast.AST, what: str) -> None:
         self.found.append(f"{what} (line {getattr(node, 'lineno', '?')})")
 
+    def _guarded(self, node: ast.AST | None) -> bool:
+        """``node`` is reached from a guarded module, under its own name or one an import gave it."""
+        root = _root(node)
+        return root in GUARDED_MODULES or self.modules.get(root, "").split(".")[0] in GUARDED_MODULES
+
+    def _full(self, node: ast.AST | None) -> str:
+        """``p.references``, and what it names (``course.parts.references``) when an import bound ``p``."""
+        dotted, root = _dotted(node) or "...", _root(node)
+        full = self.modules[root] + dotted[len(root) :] if root in self.modules else dotted
+        return dotted if full == dotted else f"{dotted} (that is, {full})"
+
     def _target(self, target: ast.AST, node: ast.AST) -> None:
-        if isinstance(target, ast.Attribute) and (
-            _root(target) in GUARDED_MODULES or target.attr in self.comparisons
-        ):
-            self.flag(node, f"replaces {_dotted(target)}")
+        if isinstance(target, ast.Attribute) and (self._guarded(target) or target.attr in self.comparisons):
+            self.flag(node, f"replaces {self._full(target)}")
         elif isinstance(target, ast.Attribute) and target.attr in REPLACED_BEHAVIOUR:
             # a model whose forward is another object's answers with that object's work
             self.flag(node, f"replaces {_dotted(target) or target.attr} (what the object computes)")
@@ -385,8 +410,8 @@ class _Scanner(Walker):
                 self.flag(node, f"{dynamic}({_dotted(first) or '...'}, <a name built at run time>)")
             elif risky.intersection(attributes):
                 self.flag(node, f"{dynamic}(..., {sorted(risky.intersection(attributes))[0]!r})")
-            elif dynamic in ("setattr", "delattr") and _root(first) in GUARDED_MODULES:
-                self.flag(node, f"{dynamic} on {_dotted(first)}")
+            elif dynamic in ("setattr", "delattr") and self._guarded(first):
+                self.flag(node, f"{dynamic} on {self._full(first)}")
         elif code:
             if _constant(first) is None:  # a constant's code is read as the cell's own (source_ast)
                 self.flag(node, f"calls {code} on code built at run time")
@@ -442,14 +467,18 @@ def _constant(node: ast.AST | None) -> str | None:
     return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
 
 
-def scan_source(source: str, protected: frozenset[str] = frozenset()) -> list[str]:
+def scan_source(
+    source: str, protected: frozenset[str] = frozenset(), modules: dict[str, str] | None = None
+) -> list[str]:
+    """Reasons to look at one cell's code; ``modules``: what the notebook's imports bind (its own
+    imports are added)."""
     try:
         tree = parse(source)
     except Unreadable as error:
         return [f"cannot be read whole: {error} (line 1)"]
     if tree is None:
         return []
-    scanner = _Scanner(protected)
+    scanner = _Scanner(protected, {**(modules or {}), **module_names(tree)})
     scanner.walk(tree)
     return scanner.found
 
@@ -536,9 +565,16 @@ def scan(nb: NotebookNode, released: NotebookNode, hidden: frozenset[str] = froz
     implementation of an exercise, the exercise). ``hidden``: :func:`hidden_names` of the source."""
     protected = given_helpers(released)
     cells = students_cells(nb, released)
+    modules: dict[str, str] = {}  # a module imported in one cell and changed in another
+    for cell in [*released.cells, *(cell for _, cell in cells)]:
+        try:
+            tree = parse(cell.source) if cell.cell_type == "code" else None
+        except Unreadable:
+            tree = None
+        modules.update(module_names(tree) if tree else {})
     found = [
         f"{name}: {reason}"
         for name, cell in cells
-        for reason in scan_source(cell.source, protected) + _uses_hidden(cell.source, hidden)
+        for reason in scan_source(cell.source, protected, modules) + _uses_hidden(cell.source, hidden)
     ]
     return found + library_use.scan(cells, nb, released)

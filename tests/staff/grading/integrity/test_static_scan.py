@@ -3,6 +3,8 @@ reads code, never runs it; which cells are the student's comes from the release)
 
 from __future__ import annotations
 
+import ast
+
 import nbformat
 import pytest
 
@@ -323,3 +325,24 @@ def test_a_from_scratch_answer_using_a_module_its_exercise_does_not_allow_is_fla
     flags = [f for f in static_scan.scan(samples.fill(sample), _released(assignment)) if "outside" in f]
     assert len(flags) == 1 and flags[0].startswith(f"{cell}: outside the exercise: uses "), flags
     assert outside in flags[0] and "does not allow (its answer may use " in flags[0], flags
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "from course import parts\nparts.substituted = None",
+        "import course.parts as p\nsetattr(p, 'references', None)",
+        "import course.checks as c\ndel c.check_close",
+        "from course.parts import references\nreferences.__wrapped__ = None",
+    ],
+)
+def test_a_course_module_changed_under_another_name_is_flagged(source):
+    assert any(
+        "parts" in f or "check_close" in f or "references" in f for f in static_scan.scan_source(source)
+    )
+
+
+def test_a_module_imported_in_one_cell_and_changed_in_another_is_flagged():
+    modules = static_scan.module_names(ast.parse("from course import parts as helpers"))
+    assert static_scan.scan_source("helpers.references = lambda namespace: None", modules=modules)
+    assert static_scan.scan_source("helpers.references = lambda namespace: None") == []
