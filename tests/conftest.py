@@ -23,11 +23,11 @@ import pytest  # noqa: E402
 import course as _student_package  # noqa: E402,F401  (applies the hub mode before transformers is imported)
 
 # isort: split
+import graded  # noqa: E402
+
 from staff import course_dir  # noqa: E402
-from staff.authoring import release, samples  # noqa: E402
+from staff.authoring import release  # noqa: E402
 from staff.course_dir import CourseDir  # noqa: E402
-from staff.grading import autograde  # noqa: E402
-from staff.grading.gradebook import admin  # noqa: E402
 
 
 def pytest_addoption(parser):
@@ -41,13 +41,24 @@ def pytest_addoption(parser):
 
 @pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups
 def pytest_collection_modifyitems(items):
-    """Under pytest-xdist (`make test`), every test that reads the graded course runs in the same
-    worker, so the expensive grading happens once (``--dist loadgroup``), and first: it is the
-    longest piece of work, so the other workers take everything else meanwhile."""
+    """The tests that read the graded course go last (they wait for its build, tests/graded.py,
+    while the others run; `make test` keeps this order with ``--no-loadscope-reorder``), each
+    module's together in one test process (``--dist loadgroup``): a module's fixtures (a formgrader
+    server, 300 submissions) are then made once."""
     graded = [item for item in items if "graded_course" in getattr(item, "fixturenames", ())]
     for item in graded:
-        item.add_marker(pytest.mark.xdist_group("graded_course"))
-    items[:] = graded + [item for item in items if item not in graded]
+        item.add_marker(pytest.mark.xdist_group(f"graded_course:{item.module.__name__}"))
+    items[:] = [item for item in items if item not in graded] + graded
+
+
+def pytest_collection_finish(session):
+    """Start building the graded course as soon as a test that reads it is to run."""
+    if any("graded_course" in getattr(item, "fixturenames", ()) for item in session.items):
+        graded.start(session.config)
+
+
+def pytest_sessionfinish(session):
+    graded.stop(session.config)
 
 
 @pytest.fixture(scope="session")
@@ -112,28 +123,9 @@ def browser():
         launched.close()
 
 
-#: The CPU kernels most of the graded course's kernels run on: PyTorch's portable ones, not the
-#: AVX2 or AVX-512 ones the fixtures were built with, so the samples' exact scores are checked on
-#: "another CPU" on every machine (float32 results move in the last bits between them; see
-#: docs/integrity.md, "Supported CPUs"). Dask's worker processes, and the sandboxed kernels after
-#: them, inherit it.
-OTHER_CPU = {"ATEN_CPU_CAPABILITY": "default"}
-
-
 @pytest.fixture(scope="session")
-def graded_course(make_course) -> CourseDir:
+def graded_course(request, tmp_path_factory) -> CourseDir:
     """Every bundled sample submitted (with its student's name) and autograded as `make demo` does,
-    in one batch, on another CPU's kernels (:data:`OTHER_CPU`). (Assignments 4 and 5 used to be
-    graded apart, on this machine's faster kernels, while their graded runs trained for minutes;
-    their tests now train a few steps from a state they set.)"""
-    course = make_course("graded")
-    samples.copy_to_submitted(course=course)
-    admin.import_roster(samples.ROSTER, course)
-    # One submission per core (one thread each), as `make autograde` does on this machine: the
-    # other test processes' work fills the gaps between kernels.
-    jobs = os.cpu_count() or 1
-    with pytest.MonkeyPatch.context() as patch:
-        for name, value in OTHER_CPU.items():
-            patch.setenv(name, value)
-        autograde.autograde(course_dir.assignments(), course=course, jobs=jobs, progress=False)
-    return course
+    in one batch, on another CPU's kernels (tests/graded.py builds it once per session); this test
+    process's own copy."""
+    return graded.copy(graded.finished(request.config), tmp_path_factory.mktemp("graded") / "course")
