@@ -29,8 +29,9 @@ c.CourseDirectory.db_url = CourseDir(ROOT).db_url
 # the LMS (`make collect`), so it only needs to exist; it is created when missing, git-ignored.
 c.Exchange.root = str(ROOT / "exchange")
 (ROOT / "exchange").mkdir(exist_ok=True)
-# Never copy editor or Python caches from source/ into release/.
-c.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", "feedback"]
+# Never copy editor or Python caches, or an id the setup cell kept (course/variant.py), from source/
+# into release/.
+c.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", "feedback", ".course-student"]
 
 # Per-cell limit for every execution (validate, autograde): CELL_TIMEOUT. Training cells cap
 # themselves under autograde (NBGRADER_EXECUTION), so this is a safety net.

@@ -22,7 +22,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from course import settings
+from course import settings, variant
 
 #: What the copy's kernel runs under: the grader's settings, and no second fresh run.
 GRADER_ENVIRONMENT = {
@@ -136,6 +136,10 @@ def run(nb, progress: bool = True) -> Outcome:
         # The setup cell looks for the course files in ./transformers-course (as on Colab) or ..:
         # point the first at this package's folder, so the copy never clones or installs anything.
         (work / "transformers-course").symlink_to(settings.ROOT, target_is_directory=True)
+        # The student's id, where the setup cell kept it, so the copy runs the same variant (as the grader does).
+        kept = Path.cwd() / variant.ID_FILE
+        if kept.is_file():
+            (work / variant.ID_FILE).write_text(kept.read_text())
         client = NotebookClient(
             copy_nb,
             km=kernel_manager(Path(folder)),

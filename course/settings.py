@@ -16,6 +16,9 @@ variable               what it does                                             
                        exports the course's own folder and kernels inherit it
 ``COURSE_REPO``        the public student repository the Colab setup cell clones     :data:`PUBLIC_REPO`
                        (a fork, or a ``file://`` clone in the tests)
+``COURSE_STUDENT``     the student id whose variant of the experiments a notebook    asked once by the
+                       runs (:mod:`course.variant`); the tests and `make solutions`  setup cell (kept in
+                       set the worked example's                                      ``.course-student``)
 ``JOBS``               submissions graded at once                                    one per core
 ``CELL_TIMEOUT``       seconds one cell may run under validate/autograde             300
 ``NOTEBOOK_TIMEOUT``   seconds one submission may take in all (then it is killed)    900
@@ -51,6 +54,9 @@ ONLINE_VARIABLE = "COURSE_ONLINE"
 FIXTURES_VARIABLE = "COURSE_FIXTURES"
 #: Read by the notebooks' setup cell itself (it runs before ``course`` can be imported).
 REPO_VARIABLE = "COURSE_REPO"
+#: The student whose variant of the experiments runs (course.variant); never passed into a grading
+#: kernel, which reads the id the grader writes into its folder.
+STUDENT_VARIABLE = "COURSE_STUDENT"
 #: Set by every program that executes notebooks, so their last cell does not execute them again.
 SKIP_FRESH_RUN_VARIABLE = "COURSE_SKIP_FRESH_RUN"
 
@@ -100,6 +106,7 @@ class Settings:
     gradebook_url: str | None
     skip_fresh_run: bool
     lms_exports: tuple[str, ...]  # what make export writes besides grades.csv (staff/grading/results/lms.py)
+    student: str | None  # whose variant of the experiments runs (course.variant)
     formgrader_url: str  # where TAs open the formgrader: the report links its grading pages there
 
     @property
@@ -120,6 +127,7 @@ def current() -> Settings:
         scheduler=os.environ.get("SCHEDULER", "").strip() or None,
         gradebook_url=os.environ.get("GRADEBOOK_URL", "").strip() or None,
         skip_fresh_run=os.environ.get(SKIP_FRESH_RUN_VARIABLE, "").strip().lower() in _TRUE,
+        student=os.environ.get(STUDENT_VARIABLE, "").strip() or None,
         formgrader_url=os.environ.get("FORMGRADER_URL", "").strip().rstrip("/") or "http://127.0.0.1:8888",
         lms_exports=tuple(
             name.strip().lower()

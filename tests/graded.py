@@ -55,7 +55,8 @@ def start(config) -> None:
     with (shared / "build.log").open("w") as log:
         process = subprocess.Popen(
             [sys.executable, __file__, str(shared), str(session)],
-            env=os.environ | OTHER_CPU,
+            # The grader's own COURSE_STUDENT must not reach a kernel: each runs its student's variant.
+            env=os.environ | OTHER_CPU | {"COURSE_STUDENT": "worked-example"},
             stdin=subprocess.DEVNULL,
             stdout=log,
             stderr=subprocess.STDOUT,

@@ -55,7 +55,9 @@ the course staff run after you submit.{more}
    GPU runtime (if Colab gives you none, *Runtime → Change runtime type → T4 GPU*); the others run
    on the default CPU runtime.
 2. Run the first code cell (**Setup**). It downloads this repository next to the notebook and
-   installs what Colab lacks; it prints what it did.
+   installs what Colab lacks; it prints what it did. In assignments whose questions ask about your
+   own results it asks once for your student id (as on the course roster): the id picks your own
+   variant of those experiments, so your numbers are yours, and the grader runs the same variant.
 3. Fill every cell marked `# YOUR CODE HERE` (delete the `raise NotImplementedError()`) and the
    free-text answers, running the visible check after each exercise.
 4. *File → Download → Download .ipynb*, and upload that file to the course's learning platform,
@@ -204,7 +206,7 @@ def build(
         target.parent.mkdir(parents=True, exist_ok=True)
         (shutil.copytree(source, target, ignore=ignore) if source.is_dir() else shutil.copy2(source, target))
     (staging / "README.md").write_text(student_readme(assignments))
-    (staging / ".gitignore").write_text(".venv/\n__pycache__/\n.ipynb_checkpoints/\n")
+    (staging / ".gitignore").write_text(".venv/\n__pycache__/\n.ipynb_checkpoints/\n.course-student\n")
     found = leaks(staging, secrets or {})
     if found:
         shutil.rmtree(staging, ignore_errors=True)

@@ -28,7 +28,7 @@ import nbformat
 import numpy as np
 from nbformat import NotebookNode
 
-from course import fresh_run, paths, settings, submission
+from course import fresh_run, paths, settings, submission, variant
 from staff import course_dir
 from staff.authoring import publish, release
 from staff.grading.results import feedback
@@ -49,6 +49,10 @@ HEADER = (
     "**Worked solution**, published after grading: the instructor's code and model answers, with the "
     "outputs of one run (offline, on CPU, from the public course files only). The hidden tests are "
     "graded outside your notebook and are not included."
+)
+VARIANT_NOTE = (
+    "It runs the worked example's {describe}. Each student ran a variant of their own (the setup cell "
+    "printed it), so their numbers differ from these; the reasoning does not."
 )
 _NUMBER = re.compile(r"-?\d+\.\d+(?:[eE][-+]?\d+)?")
 #: Assignments whose model answers quote only numbers the worked solution's own run prints (issue 51: a
@@ -116,7 +120,10 @@ def solution_notebook(assignment: str) -> NotebookNode:
     (it is not an assignment any more), the public address stamped as in the release."""
     nb = nbformat.read(course_dir.source_notebook(assignment), as_version=4)
     release.StampPublicAddress().preprocess(nb, {"nbgrader": {"assignment": assignment}})
-    cells = [nbformat.v4.new_markdown_cell(HEADER, id="worked_solution")]
+    header = HEADER
+    if assignment in variant.CHOICES:
+        header += " " + VARIANT_NOTE.format(describe=variant.of(assignment, variant.WORKED).describe())
+    cells = [nbformat.v4.new_markdown_cell(header, id="worked_solution")]
     for cell in nb.cells:
         cells += _solution_cells(cell)
     for cell in cells:
@@ -140,6 +147,7 @@ def execute(
     env.update(
         {
             settings.FIXTURES_VARIABLE: str(bundle / "fixtures"),
+            settings.STUDENT_VARIABLE: variant.WORKED,  # the variant the model answers quote
             "PYTHONPATH": str(bundle),
             "MPLBACKEND": "module://matplotlib_inline.backend_inline",
         }

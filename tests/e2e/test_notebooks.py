@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import pytest
 
+from course import variant
 from staff import course_dir
 from staff.authoring import samples, validate
 from staff.grading import autograde
 from staff.grading.results import report
+from staff.grading.review import submitted_outputs
 from staff.grading.status import load_status
 
 pytestmark = pytest.mark.notebooks
@@ -52,3 +54,20 @@ def test_fixing_each_test_cells_records_costs_under_5_percent_of_execution(grade
     spent = sum(p.get("cell records", 0.0) for p in phases)
     execution = sum(p.get("execution", 0.0) for p in phases)
     assert phases and 0 < spent < 0.05 * execution, (spent, execution)
+
+
+@pytest.mark.parametrize("assignment", sorted(variant.CHOICES))
+def test_the_graded_run_reproduces_each_students_own_variant(graded_course, assignment):
+    """The grader gives each kernel its submission's student id, never its own ``COURSE_STUDENT``
+    (tests/graded.py grades with it set to the worked example's), so every graded notebook of an
+    assignment with variants printed the variant of its own student, and two students' differ."""
+    printed = {}
+    for path in sorted(graded_course.autograded.glob(f"*/{assignment}/{assignment}.ipynb")):
+        student = path.parts[-3]
+        outputs = submitted_outputs.read_outputs(path)
+        if outputs.get("setup"):  # a submission that died before its setup cell ran prints nothing
+            printed[student] = submitted_outputs.printed_variant(outputs["setup"])
+    assert len(printed) >= 2
+    for student, line in printed.items():
+        assert line == variant.of(assignment, student).describe(), student
+    assert len({line.split(": ", 1)[1] for line in printed.values()}) > 1

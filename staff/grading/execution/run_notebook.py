@@ -84,6 +84,7 @@ def main(config: dict) -> None:
     if config["unsafe"]:  # no sandbox: the kernel still gets the withheld view and records
         from jupyter_client.manager import AsyncKernelManager
 
+        os.environ.pop(settings.STUDENT_VARIABLE, None)  # as the sandbox does (sandbox.command)
         os.environ.update(
             spec.env,
             **{
@@ -132,6 +133,10 @@ def main(config: dict) -> None:
     handler = logging.StreamHandler(log)
     nb = nbformat.read(scratch / "in.ipynb", as_version=4)
     request = json.loads(request)
+    # Whose variant of the experiments the notebook runs (course.variant reads it where the kernel runs).
+    from course import variant
+
+    (Path(spec.scratch) / "work" / variant.ID_FILE).write_text(request["student"] + "\n")
     executor = executor_class[0](
         timeout=request["timeout"], interrupt_on_timeout=True, extra_arguments=KERNEL_ARGUMENTS
     )

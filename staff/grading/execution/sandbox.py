@@ -222,7 +222,9 @@ def command(spec: Spec, kernel: list[str], env: dict[str, str], cwd: str | None 
     for name, size in quota.PRIVATE.items():  # over the scratch folder's own (empty) ones
         args += ["--perms", "1777", "--size", str(size), "--tmpfs", str(scratch / name)]
     args += ["--remount-ro", "/", "--chdir", str(scratch / "work"), "--clearenv"]
-    kept = {k: v for k, v in env.items() if k.startswith(KEEP)}
+    # The student's id is the grader's to give, per submission, in the kernel's folder (run_notebook):
+    # one set for the grader's own process must not pick every kernel's variant.
+    kept = {k: v for k, v in env.items() if k.startswith(KEEP) and k != settings.STUDENT_VARIABLE}
     kept.update(spec.env)
     kept.update(
         PATH=f"{Path(sys.prefix) / 'bin'}:/usr/bin:/bin",

@@ -219,7 +219,9 @@ class Runner:
             if ready != "ready":
                 log = ready + self.process.stdout.read()
                 raise RuntimeError(f"the grading kernel did not start: {log.strip()[-500:]}")
-            self.process.stdin.write(json.dumps({"timeout": job.cell_timeout, "skip": job.skip}) + "\n")
+            self.process.stdin.write(
+                json.dumps({"timeout": job.cell_timeout, "skip": job.skip, "student": job.student}) + "\n"
+            )
             self.process.stdin.flush()
             log = self.process.stdout.read()
             self.process.wait()

@@ -13,7 +13,9 @@ figures) shows the score distribution of each assignment, the pass rate of every
 (which exercise the class struggles with), grading time per submission, and every submission
 whose status needs a human (flagged, repaired, timeout, kernel died, disk quota, invalid notebook,
 grader error) with its reasons one per line, the scores as a table (one row per submission,
-sortable, filtered by assignment and status) and the regrade log (:mod:`regrade`); it links
+sortable, filtered by assignment and status), the written answers that quote another variant's
+numbers than the student's own (:mod:`staff.grading.integrity.variants`) and the regrade log
+(:mod:`regrade`); it links
 ``make similarity``'s report when there is one. The page fits a laptop's window
 (tests/e2e/test_report.py, in Chromium).
 Student ids and reasons (which quote what students wrote) are shown as text, each reason's item
@@ -364,6 +366,7 @@ def write_report(
         parts.append("</tbody></table>")
     else:
         parts.append("<p>None: every submission graded normally.</p>")
+    parts += _variant_findings(course, assignments)
     legends = {
         "pass_rates.png": "<p class='legend'>Red: fewer than half of the graded submissions have the test's full "
         "points (the exercise the class struggles with); green: half or more.</p>"
@@ -383,6 +386,29 @@ def write_report(
     report = out / "report.html"
     report.write_text("\n".join(parts) + "\n")
     return report
+
+
+def _variant_findings(course: CourseDir, assignments: list[str]) -> list[str]:
+    """Answers that quote numbers of another variant than the student's own (no grade changes)."""
+    from staff.grading.integrity import variants
+
+    found = variants.findings(course, assignments)
+    parts = [f"<h2 id='variants'>Answers about another variant ({len(found)})</h2>"]
+    if not found:
+        return parts + ["<p>None: every written answer checked quotes only its own run's numbers.</p>"]
+    parts.append(
+        "<p class='legend'>Each student runs their own variant of the experiments the written questions ask "
+        "about (<code>course/variant.py</code>). These answers quote numbers their own run did not print; "
+        "no grade is changed: the TA grading the answer decides.</p>"
+        "<table id='variant-findings' class='sortable'><thead><tr><th>assignment</th><th>student</th>"
+        "<th>question</th><th>what</th></tr></thead><tbody>"
+    )
+    for f in found:
+        parts.append(
+            f"<tr><td>{html.escape(f.assignment)}</td><td>{inert_html(f.student)}</td>"
+            f"<td>{html.escape(f.question)}</td><td>{inert_html(f.reason)}</td></tr>"
+        )
+    return parts + ["</tbody></table>"]
 
 
 def _commit() -> str:

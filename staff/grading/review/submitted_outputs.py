@@ -47,6 +47,7 @@ from pathlib import Path
 import nbformat
 from nbconvert.preprocessors import Preprocessor
 
+from course import variant
 from staff.grading.review.model_answers import grading_page_source, is_manually_graded
 from staff.grading.student_text import inert_html
 
@@ -137,9 +138,9 @@ class Unreadable(Exception):
     """The submitted notebook cannot be shown (the message says why, for the TA)."""
 
 
-def read_outputs(path: Path) -> dict[str, list]:
-    """``{grade_id or cell id: outputs}`` of the code cells of a submitted notebook (first cell of
-    a name wins), parsed as plain JSON: nothing in it is executed or trusted."""
+def read_notebook_cells(path: Path) -> list[dict]:
+    """The cells of a submitted notebook, parsed as plain JSON (size-limited): nothing in it is
+    executed or trusted; every cell a dict, nothing else checked."""
     try:
         size = path.stat().st_size
     except OSError as error:
@@ -155,13 +156,41 @@ def read_outputs(path: Path) -> dict[str, list]:
     cells = data.get("cells") if isinstance(data, dict) else None
     if not isinstance(cells, list):
         raise Unreadable("not a notebook (no list of cells)")
+    return [cell for cell in cells if isinstance(cell, dict)]
+
+
+def read_outputs(path: Path) -> dict[str, list]:
+    """``{grade_id or cell id: outputs}`` of the code cells of a submitted notebook (first cell of
+    a name wins)."""
     found: dict[str, list] = {}
-    for cell in cells:
+    for cell in read_notebook_cells(path):
         key = _key(cell)
         if key and key not in found and cell.get("cell_type") == "code":
             outputs = cell.get("outputs")
             found[key] = [o for o in outputs if isinstance(o, dict)] if isinstance(outputs, list) else []
     return found
+
+
+def read_markdown(path: Path) -> dict[str, str]:
+    """``{grade_id or cell id: text}`` of the markdown cells of a submitted notebook (the
+    students' written answers among them; first cell of a name wins)."""
+    found: dict[str, str] = {}
+    for cell in read_notebook_cells(path):
+        key = _key(cell)
+        if key and key not in found and cell.get("cell_type") == "markdown":
+            found[key] = _text(cell.get("source"))
+    return found
+
+
+def output_text(outputs: list) -> str:
+    """Everything a cell's outputs show as text (streams, plain-text results, errors)."""
+    texts = []
+    for output in outputs:
+        if output.get("output_type") == "stream":
+            texts.append(_text(output.get("text")))
+        elif isinstance(output.get("data"), dict):
+            texts.append(_text(output["data"].get("text/plain")))
+    return _clean("\n".join(texts))
 
 
 def png(value) -> bytes | str:
@@ -282,6 +311,39 @@ def compare(name: str, submitted: list | None, graded: list | None) -> str:
     )
 
 
+#: The setup cell, whose output names the variant the student's own run used (course.variant.mine).
+SETUP_CELL = "setup"
+
+
+def printed_variant(outputs: list | None) -> str | None:
+    """The variant line the student's setup cell printed ("Your variant of student ..."), if any."""
+    for line in output_text(outputs or []).splitlines():
+        if line.startswith(variant.PRINTED):
+            return line.removeprefix("Your ").split(" (", 1)[0].strip()
+    return None
+
+
+def variant_note(assignment: str, student: str, submitted: dict[str, list]) -> str:
+    """The student's variant as the course computes it from their id, and whether their own run
+    printed the same (a run on another id's variant has another student's numbers)."""
+    if assignment not in variant.CHOICES:
+        return ""
+    expected = variant.of(assignment, student).describe()
+    note = f"<p class=\"variant\">This student's {inert_html(expected)} (from their id: the numbers in the answers should be this variant's).</p>"
+    printed = printed_variant(submitted.get(SETUP_CELL))
+    if printed is None:
+        return (
+            note
+            + '<p class="differs variant-unknown">The submitted setup cell shows no variant line (not run, or its output cleared).</p>'
+        )
+    if printed != expected:
+        return note + (
+            f'<p class="differs variant-other">The student\'s own run printed another one: {inert_html(printed)}. '
+            "Its numbers are not this student's.</p>"
+        )
+    return note
+
+
 def panel(grade_id: str, origin: str, body: str) -> nbformat.NotebookNode:
     """A markdown cell (no nbgrader metadata: nothing to grade) holding one HTML block with no blank
     line in it (text is on one line each, see :func:`_pre`), so markdown never parses its content."""
@@ -334,7 +396,7 @@ class AddSubmittedOutputs(Preprocessor):
                 if problem:
                     body = f'<p class="differs unreadable">{inert_html(problem, None)}</p>'
                 else:
-                    body = "\n".join(
+                    body = variant_note(assignment, student, submitted) + "\n".join(
                         compare(name, submitted.get(name), graded.get(name)) for name in wanted[grade_id]
                     )
                 cells.append(panel(grade_id, origin, body))

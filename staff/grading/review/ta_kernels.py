@@ -37,7 +37,7 @@ from tornado import web
 from tornado.ioloop import IOLoop
 from traitlets import Unicode
 
-from course import settings
+from course import settings, variant
 from staff.grading.execution import sandbox, scratch
 
 #: Notebooks whose kernels run unsandboxed: the instructor's own, relative to the course folder.
@@ -53,6 +53,21 @@ def sandboxed(cwd: Path, root: Path) -> bool:
     except ValueError:
         return True
     return not (relative.parts and relative.parts[0] in TRUSTED)
+
+
+#: The course's folders that hold one folder per student (``<folder>/<student>/<assignment>/``).
+PER_STUDENT = ("submitted", "autograded", "feedback")
+
+
+def student_of(cwd: Path, root: Path) -> str | None:
+    """The student whose notebook a kernel started in ``cwd`` runs, if ``cwd`` is in one of their
+    folders (:data:`PER_STUDENT`) and the name is an id (:func:`course.variant.valid`)."""
+    try:
+        parts = Path(os.path.abspath(cwd)).relative_to(os.path.abspath(root)).parts
+    except ValueError:
+        return None
+    found = parts[1] if len(parts) >= 2 and parts[0] in PER_STUDENT else None
+    return found if found and variant.valid(found) else None
 
 
 class _Shared:
@@ -94,6 +109,9 @@ class TAKernelManager(sandbox.SandboxLaunch, ServerKernelManager):
                 self.scratch = scratch.folder("kernel")
                 spec = sandbox.make_spec(self.scratch / "sandbox", fixtures)
                 spec.memory = settings.current().memory_bytes
+                student = student_of(Path(kwargs.get("cwd") or root), root)
+                if student:  # the student's own variant of the experiments, as their graded run had it
+                    (self.scratch / "sandbox" / "work" / variant.ID_FILE).write_text(student + "\n")
                 self.use_sandbox(spec)
                 self.log.info(
                     "Kernel for %s starts in the grading sandbox (%s)", kwargs.get("cwd"), self.scratch

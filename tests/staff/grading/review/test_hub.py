@@ -92,6 +92,26 @@ def test_a_tas_kernels_run_in_the_sandbox_but_for_the_instructors_own_notebooks(
     assert ta_kernels.sandboxed(cwd, root) is boxed
 
 
+@pytest.mark.parametrize(
+    "folder, student",
+    [
+        ("autograded/ada/01_attention", "ada"),
+        ("submitted/s-1.2/01_attention", "s-1.2"),
+        ("feedback/ada", "ada"),
+        ("submitted", None),
+        ("release/01_attention", None),
+        ("source/01_attention", None),
+        ("submitted/two words/01_attention", None),
+        ("/tmp/elsewhere/submitted/ada", None),
+    ],
+)
+def test_a_tas_kernel_runs_the_variant_of_the_student_whose_notebook_it_is(tmp_path, folder, student):
+    """The kernel's folder gets that student's id (course/variant.py), so their variant runs."""
+    root = tmp_path / "course"
+    cwd = Path(folder) if folder.startswith("/") else root / folder
+    assert ta_kernels.student_of(cwd, root) == student
+
+
 def test_where_no_sandbox_can_be_made_a_students_kernel_is_refused_saying_why(monkeypatch):
     def unavailable(timeout: float = 30):
         raise sandbox.SandboxUnavailable(

@@ -16,6 +16,7 @@ import pytest
 from nbconvert.exporters import HTMLExporter
 from nbgrader.server_extensions.formgrader.handlers import template_path
 
+from course import variant
 from staff import course_dir
 from staff.grading.review import formgrader, model_answers, submitted_outputs
 from staff.grading.review.submitted_outputs import AddSubmittedOutputs
@@ -133,13 +134,15 @@ def course(tmp_path):
     return tmp_path
 
 
-def render(root, monkeypatch, template: str = "formgrade", student: str = STUDENT) -> str:
+def render(
+    root, monkeypatch, template: str = "formgrade", student: str = STUDENT, assignment: str = ASSIGNMENT
+) -> str:
     """The grading page's HTML, as nbgrader's SubmissionHandler renders it."""
     monkeypatch.setenv("JUPYTER_PATH", str(formgrader.JUPYTER_DATA))
     exporter = HTMLExporter(template_name=template, extra_template_basedirs=[template_path])
     resources = {
-        "assignment_id": ASSIGNMENT,
-        "notebook_id": ASSIGNMENT,
+        "assignment_id": assignment,
+        "notebook_id": assignment,
         "student": student,
         "submission_id": "x",
         "index": 0,
@@ -150,7 +153,7 @@ def render(root, monkeypatch, template: str = "formgrade", student: str = STUDEN
         "notebook_path": "x",
     }
     page, _ = exporter.from_filename(
-        str(root / "autograded" / STUDENT / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"), resources=resources
+        str(root / "autograded" / STUDENT / assignment / f"{assignment}.ipynb"), resources=resources
     )
     return page
 
@@ -348,3 +351,42 @@ def test_every_model_answer_splits_its_points(assignment):
         split = answer.split("**Points.**")[1]
         points = sum(int(n) for n in re.findall(r"(\d+) points?:", split))
         assert points == cell.metadata.nbgrader.points, (assignment, cell.metadata.nbgrader.grade_id, points)
+
+
+@pytest.mark.parametrize(
+    "printed, shown",
+    [
+        ("own", None),
+        ("other", "The student's own run printed another one: variant of student 'someone-else'"),
+        (None, "The submitted setup cell shows no variant line"),
+    ],
+)
+def test_the_page_shows_the_students_variant_and_whether_their_run_used_it(
+    tmp_path, monkeypatch, printed, shown
+):
+    """An assignment with variants (course/variant.py): every panel starts with the variant the
+    course computes from the student's id, and says when the submitted run printed another."""
+    assignment = "01_attention"
+    own = variant.of(assignment, STUDENT)
+    line = {
+        "own": f"Your {own.describe()}\n",
+        "other": f"Your {variant.of(assignment, 'someone-else').describe()} (kept in .course-student)\n",
+        None: "setup (local): seed 0\n",
+    }[printed]
+    question = _answer("q_scaling", "Quote your table.", refers_to=["experiment"])
+    for folder, setup in (
+        ("source", []),
+        (f"autograded/{STUDENT}", []),
+        (f"submitted/{STUDENT}", [_stream(line)]),
+    ):
+        path = tmp_path / folder / assignment / f"{assignment}.ipynb"
+        path.parent.mkdir(parents=True)
+        nbformat.write(
+            _notebook([_code("setup", setup), _code("experiment", [_stream("1.5\n")]), question]), path
+        )
+    panel = htmllib.unescape(_panels(render(tmp_path, monkeypatch, assignment=assignment))["q_scaling"])
+    assert f"This student's {own.describe()} (from their id" in panel
+    if shown is None:
+        assert "another one" not in panel and "no variant line" not in panel
+    else:
+        assert shown in panel
