@@ -54,8 +54,8 @@ ONLINE_VARIABLE = "COURSE_ONLINE"
 FIXTURES_VARIABLE = "COURSE_FIXTURES"
 #: Read by the notebooks' setup cell itself (it runs before ``course`` can be imported).
 REPO_VARIABLE = "COURSE_REPO"
-#: The student whose variant of the experiments runs (course.variant); never passed into a grading
-#: kernel, which reads the id the grader writes into its folder.
+#: The student whose variant of the experiments runs (course.variant); a grading kernel never
+#: inherits the grader's: the grader sets each submission's own inside its kernel.
 STUDENT_VARIABLE = "COURSE_STUDENT"
 #: Set by every program that executes notebooks, so their last cell does not execute them again.
 SKIP_FRESH_RUN_VARIABLE = "COURSE_SKIP_FRESH_RUN"

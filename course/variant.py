@@ -7,9 +7,10 @@ keys, a sentence pair) from the student's id, as PrairieLearn gives each student
 question: two students get different numbers without choosing anything, and the graded run, given
 the same id, reproduces them. Hidden tests never use a variant: they keep their withheld inputs.
 
-The id comes from ``COURSE_STUDENT`` (:mod:`course.settings`), else from the file
-:data:`ID_FILE` in the notebook's folder (the grader writes it into its sandbox before a submission
-runs; the setup cell writes it the first time it asks), else the setup cell asks once. A run nobody
+The id comes from ``COURSE_STUDENT`` (:mod:`course.settings`: the grader sets it inside each kernel
+before the submission's cells run, a TA's kernel gets it from the notebook's folder), else from the
+file :data:`ID_FILE` in the notebook's folder (the setup cell writes it the first time it asks, and
+the submission check's fresh run copies it), else the setup cell asks once. A run nobody
 can ask (a program executing the notebook) gets the worked example's variant, :data:`WORKED`: the
 one the model answers and `make solutions` show.
 """
@@ -118,6 +119,12 @@ def of(assignment: str, student: str) -> Variant:
 
 def valid(student: str) -> bool:
     return bool(_ID.fullmatch(student))
+
+
+def graded_as(student: str) -> str:
+    """The id a submission of ``student`` runs under when graded: theirs, or the worked example's
+    for a name that is no id (the canary's ``(canary)``, which runs the instructor's solution)."""
+    return student if valid(student) else WORKED
 
 
 def student_id(ask=input, folder: Path | None = None) -> tuple[str, str]:

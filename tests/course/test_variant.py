@@ -90,3 +90,9 @@ def test_an_assignment_without_variants_has_none():
     assert variant.of("02_distilbert", "s1").values == {}
     with pytest.raises(AttributeError, match="has no setting 'seed'"):
         _ = variant.of("02_distilbert", "s1").seed
+
+
+def test_a_submission_is_graded_under_its_students_id_and_a_name_that_is_no_id_under_the_worked_examples():
+    assert variant.graded_as("s-1.2") == "s-1.2"
+    assert variant.graded_as("(canary)") == variant.WORKED  # the canary runs the instructor's solution
+    assert variant.graded_as("two words") == variant.WORKED

@@ -67,6 +67,20 @@ def die_with(parent: int, every: float = 0.2) -> None:
     threading.Thread(target=watch, daemon=True, name="die-with-parent").start()
 
 
+async def tell_student(manager, student: str) -> None:
+    """Set ``COURSE_STUDENT`` to ``student`` inside the started kernel."""
+    client = manager.client()
+    client.start_channels()
+    try:
+        await client.wait_for_ready(timeout=60)
+        code = f"__import__('os').environ[{settings.STUDENT_VARIABLE!r}] = {student!r}"
+        reply = await client.execute_interactive(code, silent=True, store_history=False, timeout=60)
+        if reply["content"].get("status") != "ok":
+            raise RuntimeError(f"the kernel was not told its student: {reply['content'].get('evalue')}")
+    finally:
+        client.stop_channels()
+
+
 def main(config: dict) -> None:
     """Start the sandboxed kernel, import ahead, say "ready", then execute the one notebook sent."""
     if config.get("parent"):
@@ -133,10 +147,12 @@ def main(config: dict) -> None:
     handler = logging.StreamHandler(log)
     nb = nbformat.read(scratch / "in.ipynb", as_version=4)
     request = json.loads(request)
-    # Whose variant of the experiments the notebook runs (course.variant reads it where the kernel runs).
+    # Whose variant of the experiments the notebook runs (course.variant). The kernel was started
+    # before its submission was known, and its folders are its own (tmpfs): told now, silently (no
+    # execution count, nothing bound in the notebook's namespace), before any of the notebook's cells.
     from course import variant
 
-    (Path(spec.scratch) / "work" / variant.ID_FILE).write_text(request["student"] + "\n")
+    run_sync(tell_student)(manager, variant.graded_as(request["student"]))
     executor = executor_class[0](
         timeout=request["timeout"], interrupt_on_timeout=True, extra_arguments=KERNEL_ARGUMENTS
     )

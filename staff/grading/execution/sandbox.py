@@ -222,8 +222,8 @@ def command(spec: Spec, kernel: list[str], env: dict[str, str], cwd: str | None 
     for name, size in quota.PRIVATE.items():  # over the scratch folder's own (empty) ones
         args += ["--perms", "1777", "--size", str(size), "--tmpfs", str(scratch / name)]
     args += ["--remount-ro", "/", "--chdir", str(scratch / "work"), "--clearenv"]
-    # The student's id is the grader's to give, per submission, in the kernel's folder (run_notebook):
-    # one set for the grader's own process must not pick every kernel's variant.
+    # The student's id is the grader's to give, per submission (run_notebook.tell_student, or the
+    # spec of a TA's kernel): one set for the grader's own process must not pick every kernel's variant.
     kept = {k: v for k, v in env.items() if k.startswith(KEEP) and k != settings.STUDENT_VARIABLE}
     kept.update(spec.env)
     kept.update(

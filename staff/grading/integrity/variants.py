@@ -83,7 +83,7 @@ def findings(course: CourseDir = course_dir.COURSE, assignments: list[str] | Non
             for n in s.own:
                 whose[n].add(s.student)
         for s in submissions:
-            expected = variant.of(assignment, s.student).describe()
+            expected = variant.of(assignment, variant.graded_as(s.student)).describe()
             if s.printed is not None and s.printed != expected:
                 found.append(Finding(assignment, s.student, "setup", f"its own run used another {s.printed}"))
             for question, quoted in s.answers.items():

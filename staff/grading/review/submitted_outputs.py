@@ -328,7 +328,7 @@ def variant_note(assignment: str, student: str, submitted: dict[str, list]) -> s
     printed the same (a run on another id's variant has another student's numbers)."""
     if assignment not in variant.CHOICES:
         return ""
-    expected = variant.of(assignment, student).describe()
+    expected = variant.of(assignment, variant.graded_as(student)).describe()
     note = f"<p class=\"variant\">This student's {inert_html(expected)} (from their id: the numbers in the answers should be this variant's).</p>"
     printed = printed_variant(submitted.get(SETUP_CELL))
     if printed is None:

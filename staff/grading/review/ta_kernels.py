@@ -111,7 +111,7 @@ class TAKernelManager(sandbox.SandboxLaunch, ServerKernelManager):
                 spec.memory = settings.current().memory_bytes
                 student = student_of(Path(kwargs.get("cwd") or root), root)
                 if student:  # the student's own variant of the experiments, as their graded run had it
-                    (self.scratch / "sandbox" / "work" / variant.ID_FILE).write_text(student + "\n")
+                    spec.env[settings.STUDENT_VARIABLE] = student
                 self.use_sandbox(spec)
                 self.log.info(
                     "Kernel for %s starts in the grading sandbox (%s)", kwargs.get("cwd"), self.scratch

@@ -106,7 +106,7 @@ def test_a_tas_kernels_run_in_the_sandbox_but_for_the_instructors_own_notebooks(
     ],
 )
 def test_a_tas_kernel_runs_the_variant_of_the_student_whose_notebook_it_is(tmp_path, folder, student):
-    """The kernel's folder gets that student's id (course/variant.py), so their variant runs."""
+    """The kernel gets that student's id (COURSE_STUDENT, course/variant.py), so their variant runs."""
     root = tmp_path / "course"
     cwd = Path(folder) if folder.startswith("/") else root / folder
     assert ta_kernels.student_of(cwd, root) == student
