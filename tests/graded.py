@@ -70,8 +70,10 @@ def stop(config) -> None:
     happens only when no test waited for it (the run was interrupted or stopped at a failure)."""
     if hasattr(config, "workerinput"):
         return
-    pid = folder(config) / "pid"
-    if pid.exists():
+    shared = folder(config)
+    pid = shared / "pid"
+    # A build that wrote its outcome has ended: its pid may since be another process's.
+    if pid.exists() and not (shared / "done").exists() and not (shared / "failed").exists():
         try:
             os.killpg(
                 int(pid.read_text()), signal.SIGKILL
