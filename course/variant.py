@@ -79,6 +79,11 @@ CHOICES: dict[str, dict[str, tuple]] = {
     "04_finetuning": {
         "seed": tuple(range(0, 1000)),  # the runs' head initialisation, dropout and batch order
     },
+    "06_question_answering": {
+        "question": tuple(range(11, 1011)),  # section 5's question (its attention figure, question 1)
+        "long_question": tuple(range(16, 1016)),  # the long context in windows (question 2a)
+        "stride_questions": tuple(range(3, 1003)),  # the 60 long questions of the stride table (question 2b)
+    },
 }
 
 
