@@ -22,6 +22,27 @@ from course import settings
 from course.record import RECORDS_VARIABLE
 
 KERNEL_ARGUMENTS = ["--HistoryManager.hist_file=:memory:"]  # what nbgrader's Execute gives a Python kernel
+#: What a kernel runs before the submission arrives: the notebook's imports (:func:`worker.imports`),
+#: each module and each name a ``from`` import takes (an attribute, or a submodule), inside a function
+#: so that no name is bound in the student's namespace: a cell that uses a name it never imported
+#: fails as it does in the student's own run. Whatever fails to import is left to the cell that imports it.
+WARM = """
+def _course_warm(names):
+    import importlib
+    for name in names:
+        try:
+            importlib.import_module(name)
+        except ImportError:
+            module, _, attribute = name.rpartition(".")
+            try:
+                getattr(importlib.import_module(module), attribute, None)
+            except BaseException:
+                pass
+        except BaseException:
+            pass
+_course_warm({modules})
+del _course_warm
+"""
 
 
 def nbgrader_execute() -> type:
@@ -111,7 +132,7 @@ def main(config: dict) -> None:
     else:
         manager = sandbox.SandboxedKernelManager(spec=spec, kernel_name="python3")
     # Imported silently: the execution count stays 0, so the records' cell numbers are unchanged.
-    warm = "\n".join(f"try:\n    import {m}\nexcept BaseException:\n    pass" for m in config["modules"])
+    warm = WARM.format(modules=json.dumps(config["modules"]))
 
     executor_class = []
 

@@ -107,8 +107,10 @@ class Job:
 
 
 def imports(nb) -> list[str]:
-    """The modules a notebook's code cells import, in order (read, never run). A kernel started
-    ahead imports only these: importing more would cost CPU that grading needs."""
+    """What a notebook's code cells import, in order (read, never run): each module, and each name
+    of a ``from`` import as ``module.name``. A kernel started ahead imports only these (importing more
+    would cost CPU that grading needs), names included: ``from transformers import DistilBertModel``
+    loads the model's code, while ``import transformers`` alone loads almost nothing (a lazy module)."""
     import ast
 
     found: list[str] = []
@@ -120,15 +122,12 @@ def imports(nb) -> list[str]:
         except SyntaxError:
             continue
         for node in ast.walk(tree):
-            names = (
-                [a.name for a in node.names]
-                if isinstance(node, ast.Import)
-                else (
-                    [node.module]
-                    if isinstance(node, ast.ImportFrom) and node.module and not node.level
-                    else []
-                )
-            )
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                names = [node.module] + [f"{node.module}.{a.name}" for a in node.names if a.name != "*"]
+            else:
+                names = []
             found += [n for n in names if n not in found]
     return found
 

@@ -35,3 +35,46 @@ def test_the_runner_gets_nbgraders_execute_without_its_server_extensions():
     assert not [m for m in found["loaded"] if m.startswith(("nbgrader.server_extensions", "nbgrader.api"))]
     assert "nbgrader.preprocessors.saveautogrades" not in found["loaded"]
     assert not found["server"]
+
+
+def test_the_warm_up_loads_what_a_from_import_takes_and_binds_no_name():
+    """A kernel started ahead imports what the notebook imports, the names of a ``from`` import
+    included (``import transformers`` alone loads almost nothing: a lazy module), and leaves the
+    student's namespace as it found it; a name that is not there is left to the cell that imports it."""
+    import nbformat
+
+    from staff.grading.execution import run_notebook, worker
+
+    nb = nbformat.v4.new_notebook(
+        cells=[
+            nbformat.v4.new_code_cell(
+                "import os, json\nfrom transformers import DistilBertModel\nfrom course import variant\n"
+                "from course.checks import check_close, no_such_name"
+            ),
+            nbformat.v4.new_code_cell("def broken(:"),  # unparsable: read past, never run
+        ]
+    )
+    modules = worker.imports(nb)
+    assert modules == [
+        "os",
+        "json",
+        "transformers",
+        "transformers.DistilBertModel",
+        "course",
+        "course.variant",
+        "course.checks",
+        "course.checks.check_close",
+        "course.checks.no_such_name",
+    ]
+    probe = (
+        "import sys\nbefore = set(globals())\n"
+        + run_notebook.WARM.format(modules=json.dumps(modules))
+        + "\nprint(json.dumps([sorted(set(globals()) - before - {'before'}),"
+        " 'transformers.models.distilbert.modeling_distilbert' in sys.modules, 'course.variant' in sys.modules]))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", "import json\n" + probe], capture_output=True, text=True, timeout=300, cwd=ROOT
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    bound, model_loaded, submodule_loaded = json.loads(done.stdout.strip().splitlines()[-1])
+    assert bound == [] and model_loaded and submodule_loaded
