@@ -46,6 +46,12 @@ class Pair(NamedTuple):
         return f'"{self.text}" / "{self.text_pair}", word "{self.word}"'
 
 
+#: Headwords in the style of the dictionary assignment 5's model learns from ("LOVE, n.  " is its prompt).
+HEADWORDS = tuple(
+    "LOVE HOPE WAR PEACE FRIEND MONEY TRUTH BRAIN HEART KING GHOST WIT FAME DEBT CAT DOG BOOK RIVER MUSIC "
+    "NIGHT DREAM TIME HISTORY COURAGE PATIENCE SILENCE WEATHER DINNER LAWYER POET".split()
+)
+
 #: Each assignment's settings and the values a variant picks from. The first value of each is the
 #: worked example's (the model answers quote its numbers); a student's variant is drawn from the
 #: others, so no student's numbers are the published ones.
@@ -78,6 +84,14 @@ CHOICES: dict[str, dict[str, tuple]] = {
     },
     "04_finetuning": {
         "seed": tuple(range(0, 1000)),  # the runs' head initialisation, dropout and batch order
+    },
+    "05_decoder": {
+        "headword": HEADWORDS,  # the prompt the trained model writes from (question 1)
+        "sample_seed": tuple(range(0, 1000)),  # the sampling generator's seed (question 1)
+        "window": tuple(
+            range(200, 36_000, 250)
+        ),  # where the attention figure's validation window starts (question 3)
+        "sequence": tuple(range(5, 1005)),  # the digit sequence of the cross-attention figure (question 4)
     },
     "06_question_answering": {
         "question": tuple(range(11, 1011)),  # section 5's question (its attention figure, question 1)
