@@ -60,6 +60,26 @@ CHOICES: dict[str, dict[str, tuple]] = {
         "seed": tuple(range(0, 1000)),  # the sqrt(d_k) experiment's random draws
         "keys": (16, 8, 12, 24, 32),  # how many keys each query's softmax spreads over
     },
+    "02_distilbert": {
+        "sentence": (  # the sentence of the figure of what [CLS] attends to (question 1)
+            "This was one of the best movies I have ever seen.",
+            "The acting was wooden and the story went nowhere.",
+            "A quiet, beautiful film that stays with you.",
+            "I laughed from the first scene to the last.",
+            "Two hours of my life I will never get back.",
+            "The music is lovely but the dialogue is clumsy.",
+            "An honest, moving portrait of a small town.",
+            "Nothing in this film makes any sense at all.",
+            "The cast is superb and the ending is perfect.",
+            "It starts well and then falls completely apart.",
+            "A clever thriller with a twist I did not see coming.",
+            "The jokes are old and the characters are flat.",
+        ),
+        "short": tuple(  # the short review of the padding experiment (question 2)
+            "Boring. Dull. Superb. Awful! Brilliant. Terrible. Pointless. Wonderful! Gripping. Forgettable. "
+            "Charming. Tedious. Delightful. Dreadful.".split()
+        ),
+    },
     "03_visualising_attention": {
         "pair": (
             Pair("time flies like an arrow", "fruit flies like a banana", "flies"),

@@ -87,7 +87,11 @@ def test_an_id_that_is_no_id_is_refused_saying_what_an_id_is(tmp_path, monkeypat
 
 
 def test_an_assignment_without_variants_has_none():
-    assert variant.of("02_distilbert", "s1").values == {}
+    """Every assignment of the course has its variants; one `make new-assignment` just scaffolded has none."""
+    from staff import course_dir
+
+    assert set(variant.CHOICES) == set(course_dir.assignments())
+    assert variant.of("07_new_assignment", "s1").values == {}
     with pytest.raises(AttributeError, match="has no setting 'seed'"):
         _ = variant.of("02_distilbert", "s1").seed
 
