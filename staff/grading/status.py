@@ -42,7 +42,10 @@ def printable(text: str) -> str:
 def first_line(error: BaseException | str, limit: int = 200) -> str:
     """An error as a reason's one line: its type (for an exception) and the first non-empty line
     of its message, printable, at most ``limit`` characters (never a traceback)."""
-    text = str(error).strip()
+    try:
+        text = str(error).strip()
+    except Exception:  # a message that cannot be written: nbformat's error pretty-prints the notebook, which recurses when deep
+        text = ""
     line = printable(text.splitlines()[0]) if text else ""
     if isinstance(error, BaseException):
         line = f"{type(error).__name__}: {line}" if line else type(error).__name__
