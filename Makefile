@@ -51,7 +51,7 @@ system-packages: ## install what the tests need from outside PyPI when missing: 
 	  mkdir -p $(VENV)/node && npm install --silent --no-save --no-audit --no-fund --prefix $(VENV)/node configurable-http-proxy@$(PROXY_VERSION); \
 	fi
 
-new-assignment: setup ## a new assignment that grades end to end, copied from staff/authoring/assignments/_template/ into its places (source/, its folder beside the template, samples/, due_dates.toml): make new-assignment NAME=07_layer_norm
+new-assignment: setup ## a new assignment that grades end to end, copied from staff/authoring/assignments/_template/ into its places (source/, its folder beside the template, samples/, due_dates.toml): make new-assignment NAME=08_layer_norm
 	$(STAFF) new-assignment $(NAME)
 
 fixtures: setup ## rebuild the saved tensors, their manifests and what each test cell checks (after changing a recipe, a solution or a test; commit the result); ASSIGNMENT=name: only that one

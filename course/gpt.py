@@ -72,10 +72,8 @@ def sizes_of(model: GPT2LMHeadModel) -> dict[str, int]:
     )
 
 
-def course_state_dict(model: GPT2LMHeadModel) -> dict[str, torch.Tensor]:
-    """GPT-2's weights under the notebook's ``GPT`` parameter names (``wte``, ``wpe``,
-    ``blocks.<i>.{ln_1,qkv,proj,ln_2,fc,fc_out}``, ``ln_f``); the output head is tied to ``wte``."""
-    theirs = model.state_dict()
+def _renamed(model: GPT2LMHeadModel, theirs: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+    """``theirs`` (tensors under GPT-2's parameter names) under the notebook's ``GPT`` names."""
     ours = {
         "wte.weight": theirs["transformer.wte.weight"],
         "wpe.weight": theirs["transformer.wpe.weight"],
@@ -88,6 +86,22 @@ def course_state_dict(model: GPT2LMHeadModel) -> dict[str, torch.Tensor]:
             ours[f"blocks.{i}.{name}.weight"] = weight.T.contiguous() if transposed else weight
             ours[f"blocks.{i}.{name}.bias"] = theirs[f"transformer.h.{i}.{gpt2_name}.bias"]
     return {key: value.detach().clone() for key, value in ours.items()}
+
+
+def course_state_dict(model: GPT2LMHeadModel) -> dict[str, torch.Tensor]:
+    """GPT-2's weights under the notebook's ``GPT`` parameter names (``wte``, ``wpe``,
+    ``blocks.<i>.{ln_1,qkv,proj,ln_2,fc,fc_out}``, ``ln_f``); the output head is tied to ``wte``."""
+    return _renamed(model, model.state_dict())
+
+
+def course_gradients(model: GPT2LMHeadModel) -> dict[str, torch.Tensor]:
+    """The gradients of GPT-2's parameters after a backward pass, under the notebook's names, as
+    :func:`course_state_dict` names the weights. GPT-2's head is tied to ``wte``, so ``wte``'s gradient
+    is the sum of its use as the input embedding and as the output head."""
+    missing = [name for name, p in model.named_parameters() if p.grad is None]
+    if missing:
+        raise ValueError(f"GPT-2 has no gradient for {missing[0]}: call backward() first")
+    return _renamed(model, {name: p.grad for name, p in model.named_parameters()})
 
 
 def load_hub_model(name: str = HUB_MODEL) -> tuple[GPT2LMHeadModel, PreTrainedTokenizerBase]:
@@ -137,7 +151,7 @@ def explain_cache_mismatch(
         return found + (
             "Your model is wrong on the whole text at once, where no cache is involved: a token sees "
             "what it must not (the causal mask: decoder_mask, attend; exercise 1) or the model "
-            "computes something else (exercise 3). Their visible checks say where."
+            "computes something else (exercise 2). Their visible checks say where."
         )
     if stepwise > atol:
         return found + (

@@ -1,4 +1,4 @@
-"""Assignment 6's question answering: the model, questions built from shipped text, and transformers' pipeline.
+"""Assignment 7's question answering: the model, questions built from shipped text, and transformers' pipeline.
 
 The model (:func:`load_question_answering`, :func:`load_qa_tokenizer`) is loaded like
 :mod:`course.models`' others: offline the course's converted encoder with a trained head, online the
@@ -446,7 +446,7 @@ def load_question_answering(
 
     Online: :data:`HUB_QA_MODEL` as published (``head_path`` is ignored). Offline: the converted
     encoder with the trained part (the QA head ``qa_outputs`` and the top layers, :data:`QA_HEAD_KEYS`)
-    saved at ``head_path`` by :func:`save_qa_head` (assignment 6's fixtures train it on questions built
+    saved at ``head_path`` by :func:`save_qa_head` (assignment 7's fixtures train it on questions built
     from *The Devil's Dictionary*); without ``head_path``, the pretrained encoder and transformers'
     initialisation of the head.
     """

@@ -1,6 +1,6 @@
 """The text the course's language models read: Ambrose Bierce's *The Devil's Dictionary*, by character.
 
-Assignment 5 trains a small GPT on it in about a minute on a CPU, so the corpus has to be small
+Assignment 6 trains a small GPT on it in about a minute on a CPU, so the corpus has to be small
 (358 KB), shipped with the course (offline, no download on Colab) and free to redistribute (public
 domain: published 1911, see ``data/lm/README.md``). Characters rather than subword tokens keep the
 vocabulary (96 symbols) and the model tiny, and make every step of tokenisation visible.

@@ -46,7 +46,7 @@ class Pair(NamedTuple):
         return f'"{self.text}" / "{self.text_pair}", word "{self.word}"'
 
 
-#: Headwords in the style of the dictionary assignment 5's model learns from ("LOVE, n.  " is its prompt).
+#: Headwords in the style of the dictionary assignment 6's model learns from ("LOVE, n.  " is its prompt).
 HEADWORDS = tuple(
     "LOVE HOPE WAR PEACE FRIEND MONEY TRUTH BRAIN HEART KING GHOST WIT FAME DEBT CAT DOG BOOK RIVER MUSIC "
     "NIGHT DREAM TIME HISTORY COURAGE PATIENCE SILENCE WEATHER DINNER LAWYER POET".split()
@@ -105,19 +105,26 @@ CHOICES: dict[str, dict[str, tuple]] = {
     "04_finetuning": {
         "seed": tuple(range(0, 1000)),  # the runs' head initialisation, dropout and batch order
     },
-    "05_decoder": {
+    "06_training_decoders": {
         "headword": HEADWORDS,  # the prompt the trained model writes from (question 1)
         "sample_seed": tuple(range(0, 1000)),  # the sampling generator's seed (question 1)
         "window": tuple(
             range(200, 36_000, 250)
-        ),  # where the attention figure's validation window starts (question 3)
-        "sequence": tuple(range(5, 1005)),  # the digit sequence of the cross-attention figure (question 4)
+        ),  # where the attention figure's validation window starts (question 2)
+        "sequence": tuple(range(5, 1005)),  # the digit sequence of the cross-attention figure (question 3)
     },
-    "06_question_answering": {
+    "07_question_answering": {
         "question": tuple(range(11, 1011)),  # section 5's question (its attention figure, question 1)
         "long_question": tuple(range(16, 1016)),  # the long context in windows (question 2a)
         "stride_questions": tuple(range(3, 1003)),  # the 60 long questions of the stride table (question 2b)
     },
+}
+
+#: The assignments whose questions read nothing a variant could change, and why: they have no
+#: variants (and their setup cells ask for no id).
+WITHOUT_VARIANTS: dict[str, str] = {
+    "05_decoder": "its one question reads the student's own timings of the KV cache, which differ from machine to "
+    "machine without a variant",
 }
 
 

@@ -462,7 +462,7 @@ COMMANDS = (
         _new_assignment,
         "scaffold a new assignment that already goes through fixtures, release and grading: its source notebook, "
         "fixture recipe, samples (with their students) and dates, for its author to replace",
-        lambda p: p.add_argument("name", help="NN_lowercase_words, e.g. 07_layer_norm"),
+        lambda p: p.add_argument("name", help="NN_lowercase_words, e.g. 08_layer_norm"),
         assignments=False,
     ),
     Command(

@@ -1,20 +1,13 @@
-# expected_score: 37.67
+# expected_score: 30.67
 # based_on: correct
 # The causal mask is off by one: torch.tril's diagonal is one too high, so every token also sees
 # the next one. The mask test fails 6 of its 9 checks (the case of one query after 7 cached tokens
-# has no next token to see: 2.67 of 8). The decoder-layer, GPT and generation tests run its
-# decoder_layer, GPT and generate with the course's reference mask and attention, so they pass:
-# one mistake costs its own exercise. The visible checks of those exercises use its own mask and
-# fail (they carry no points). Its own training run does use its mask and looks wonderful (the loss
-# falls below 0.1: the model copies the next character it can see), but the LM training test fails
-# (6): its GPT, given the grader's weights, computes other logits than GPT-2 (its own mask lets each
-# token see the next), and the 8 training steps the test then runs give other losses (each position
-# sees the character it predicts) and other log-probabilities: the model is the student's own and
-# really broken. The encoder-decoder of section 6 goes through the same decoder_mask: in its own run
-# teacher forcing lets each position see the answer token it must predict, the loss falls to 0.001,
-# and greedy decoding, which has no next token to copy, gets about 12 % of the tokens right; with the
-# grader's weights its Seq2Seq computes other logits as well, and so do its graded training steps:
-# its hidden test fails too (6). 37.67 of 55.
+# has no next token to see: 2.67 of 8). The GPT tests (its logits, and its 8 graded training steps)
+# and the generation test run its GPT and generate with the course's reference mask and attention,
+# so they pass: one mistake costs its own exercise. The visible checks of those exercises use its own
+# mask and fail (they carry no points): a model trained with it would look wonderful (each position
+# copies the next character it can see) and write nonsense, which has no next token to copy.
+# 30.67 of 36.
 # %% causal_attention
 def decoder_mask(attention_mask, query_length, past_length=0):
     total = past_length + query_length

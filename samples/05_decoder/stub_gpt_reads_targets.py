@@ -1,4 +1,4 @@
-# expected_score: 39
+# expected_score: 20
 # expected_status: flagged
 # based_on: correct
 # A stub GPT that computes nothing and reads its answers off the text it is scored on: forward()
@@ -9,8 +9,8 @@
 # grader's weights go into a fresh GPT of this class first and must give the grader's logits (they
 # cannot: 0 of 6, whatever follows), and the test no longer scores a trained model at all: it trains
 # its own GPT of this class for 8 steps and compares the losses and log-probabilities with the
-# solution's (they fail too). The GPT test fails too (10), exercise 4 runs the course's reference GPT
-# (its points stay): 39 of 55.
+# solution's (they fail too). The GPT test fails too (10), exercise 3 runs the course's reference GPT
+# (its points stay): 20 of 36.
 # %% gpt_model
 import sys
 

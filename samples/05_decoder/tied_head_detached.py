@@ -1,15 +1,15 @@
-# expected_score: 49
+# expected_score: 30
 # based_on: correct
 # A GPT that computes GPT-2 exactly but does not train like it: the output head reads the tied
 # embedding through `.data`, which detaches it, so the head's gradient never reaches `wte` (only the
 # input side trains it). Every value it computes is right: the GPT and generation tests pass, and
-# the parity gate of the training test too. Its own run still learns (the embeddings learn from the
-# input side), so a test that only scored the trained model's perplexity could pass it. The
+# the parity gate of the training test too. Trained, it would still learn (the embeddings learn from
+# the input side), so a test that only scored a trained model's perplexity could pass it. Its
+# visible training check says so (the gradient of wte differs from GPT-2's). The
 # training test, which trains its GPT for 8 steps from the grader's weights and compares every
 # step with the course's solution, sees it from the third step's loss on (the first step runs at
 # learning rate 0 and only fills Adam's moments; the second's update shows in the third loss, 460
-# times the tolerance) and in every trained log-probability: 0 of 6. The encoder-decoder does not
-# use the GPT: 49 of 55.
+# times the tolerance) and in every trained log-probability: 0 of 6, 30 of 36.
 # %% gpt_model
 class Block(nn.Module):
     '''A GPT-2 block: pre-LN causal self-attention and a GELU MLP, each with a residual connection.'''

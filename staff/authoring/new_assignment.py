@@ -112,7 +112,7 @@ def _due_line(name: str) -> str:
 def check_name(name: str) -> None:
     if not NAME.match(name):
         raise NameRefused(
-            f"{name!r}: a name is two digits, an underscore and lowercase words (e.g. 07_layer_norm)"
+            f"{name!r}: a name is two digits, an underscore and lowercase words (e.g. 08_layer_norm)"
         )
     places = (course_dir.SOURCE / name, assignments.folder(name), course_dir.samples_dir(name))
     taken = [path for path in places if path.exists()]

@@ -1,4 +1,4 @@
-"""Assignment 6's offline question-answering model, trained once by ``make fixtures --retrain``.
+"""Assignment 7's offline question-answering model, trained once by ``make fixtures --retrain``.
 
 The course has no SQuAD-trained model offline, so its pretrained encoder is tuned for extractive
 question answering on questions built from *The Devil's Dictionary* (:func:`course.qa.make_question`):

@@ -60,7 +60,7 @@ _NUMBER = re.compile(r"-?\d+\.\d+(?:[eE][-+]?\d+)?")
 #: model answers quote a decimal its outputs do not print (:func:`unprinted_numbers`); a machine's timings,
 #: which every run prints anew, are quoted rounded ("about 46 ms"). The others' model answers still quote
 #: numbers worked out from the run (differences, ratios) or read off a figure, so are not held to it yet.
-QUOTES_FROM_THE_RUN = frozenset({"01_attention", "06_question_answering"})
+QUOTES_FROM_THE_RUN = frozenset({"01_attention", "07_question_answering"})
 MODEL_ANSWER = "**Model answer.**"
 _DECIMAL = re.compile(r"-?\d+\.\d+")
 

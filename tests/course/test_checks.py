@@ -111,7 +111,7 @@ def _text_reason(got: str, want: str, reveal: bool = False) -> str:
 
 
 def test_a_text_is_judged_in_characters_and_says_where_it_differs_without_quoting_it():
-    """Assignment 6's answers were compared as UTF-8 bytes: a wrong answer read "expected shape
+    """Assignment 7's answers were compared as UTF-8 bytes: a wrong answer read "expected shape
     (31,), got (30,)", and a one-character accented answer "expected shape (2,), got (0,)"."""
     want = "the Eiffel Tower, in Paris"
     assert _text_reason(want[:-1], want) == (
@@ -145,5 +145,5 @@ def test_a_text_check_records_the_utf8_bytes_and_refuses_what_is_not_a_str(recor
         checks.check_text("an answer", b"caf\xc3\xa9", "café")
     [got] = read_records(records)
     assert got.kind == "text" and bytes(got.got).decode() == "café"
-    spec = {**got.spec(), "ref": "hidden/06_question_answering/texts:0.answer"}
+    spec = {**got.spec(), "ref": "hidden/07_question_answering/texts:0.answer"}
     assert judge.withheld(spec)  # a text compared with a hidden one pays, like any withheld value

@@ -1,4 +1,4 @@
-"""course/qa.py: the questions assignment 6 builds from the shipped dictionary, and the pipeline's
+"""course/qa.py: the questions assignment 7 builds from the shipped dictionary, and the pipeline's
 answer through its own steps (transformers 5 has no question-answering task)."""
 
 from __future__ import annotations

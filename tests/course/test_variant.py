@@ -87,10 +87,12 @@ def test_an_id_that_is_no_id_is_refused_saying_what_an_id_is(tmp_path, monkeypat
 
 
 def test_an_assignment_without_variants_has_none():
-    """Every assignment of the course has its variants; one `make new-assignment` just scaffolded has none."""
+    """Every assignment of the course has its variants, or says why its questions need none; one `make
+    new-assignment` just scaffolded has none."""
     from staff import course_dir
 
-    assert set(variant.CHOICES) == set(course_dir.assignments())
+    assert set(variant.CHOICES) | set(variant.WITHOUT_VARIANTS) == set(course_dir.assignments())
+    assert not set(variant.CHOICES) & set(variant.WITHOUT_VARIANTS)
     assert variant.of("07_new_assignment", "s1").values == {}
     with pytest.raises(AttributeError, match="has no setting 'seed'"):
         _ = variant.of("02_distilbert", "s1").seed

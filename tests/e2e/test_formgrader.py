@@ -137,7 +137,8 @@ def test_formgrader_lists_the_assignments_with_their_submissions(page, server, s
         "03_visualising_attention",
         "04_finetuning",
         "05_decoder",
-        "06_question_answering",
+        "06_training_decoders",
+        "07_question_answering",
     ):
         assert assignment in text
     assert "{{" not in page.content()
@@ -246,14 +247,14 @@ def test_ta_grades_a_free_text_answer_and_moves_on(page, server, graded_course, 
         assert gb.find_submission(ASSIGNMENT, STUDENT).score == 44 + 5.5
 
 
-DECODER = "05_decoder"  # its questions refer to cells (course.refers_to): the samples, the cache's speed-up, the attention
+DECODER = "05_decoder"  # its question refers to a cell (course.refers_to): the cache's speed-up
 
 
 @pytest.fixture
 def own_run(graded_course):
     """The ``correct`` sample of assignment 5 as a student hands it in after running it with the
-    full settings (samples are submitted without outputs): its own generated text, timings up to
-    500 tokens and figures in the cells the questions name. Put back as it was afterwards."""
+    full settings (samples are submitted without outputs): its own timings up to 500 tokens and
+    their figure in the cell the question names. Put back as it was afterwards."""
     from matplotlib.figure import Figure
 
     path = graded_course.submitted / STUDENT / DECODER / f"{DECODER}.ipynb"
@@ -263,18 +264,8 @@ def own_run(graded_course):
     fig.add_subplot().plot([32, 500], [1.8, 19.0], "o-", color="tab:green")
     fig.savefig(png, format="png")
     figure = {"image/png": base64.b64encode(png.getvalue()).decode(), "text/plain": "<Figure size 400x150>"}
-    # The numbers and text its answers quote (samples/05_decoder/correct.py).
+    # The numbers its answer quotes.
     own = {
-        "samples": [
-            nbformat.v4.new_output(
-                "stream",
-                name="stdout",
-                text=(
-                    "--- temperature 0 (greedy):\nLOVE, n.  A the the the sore of the sore of the sore\n"
-                    "--- temperature 1.5:\nLOVE, n.  Lqx, vhe'z oorT,, plansn\n"
-                ),
-            )
-        ],
         "cache_speed": [
             nbformat.v4.new_output("display_data", data=figure),
             nbformat.v4.new_output(
@@ -286,7 +277,6 @@ def own_run(graded_course):
                 ),
             ),
         ],
-        "plot_attention": [nbformat.v4.new_output("display_data", data=figure)],
     }
     for cell in nb.cells:
         if course_dir.nbgrader(cell).get("grade_id") in own:
@@ -317,11 +307,7 @@ def test_ta_sees_the_students_own_outputs_beside_the_graded_run(page, server, gr
     # the timing only teaches: graded runs leave it out (a note in its place), so the table the
     # answer quotes is the student's own, shown beside the note
     assert graded_text["cache_speed"] == skipping.NOTE
-    for question, cell in (
-        ("q_temperature", "samples"),
-        ("q_cache", "cache_speed"),
-        ("q_pattern", "plot_attention"),
-    ):
+    for question, cell in (("q_cache", "cache_speed"),):
         # The answer's cell, then its model answer, then what the student submitted.
         after = page.evaluate(
             "id => { const model = document.getElementById(id).closest('.cell').nextElementSibling;"
@@ -355,7 +341,7 @@ def test_ta_sees_the_students_own_outputs_beside_the_graded_run(page, server, gr
             assert line.strip() in mine.inner_text()
         if graded_text[cell].strip():
             assert graded_text[cell].strip().splitlines()[-1].strip() in theirs.inner_text()
-        assert "500 tokens" not in theirs.inner_text() and "Lqx, vhe'z" not in theirs.inner_text()
+        assert "500 tokens" not in theirs.inner_text()
         if "image/png" in str(own_run[cell]):  # the student's figure is decoded and drawn
             assert mine.locator("img").evaluate("img => img.complete && img.naturalWidth") == 400
     assert not page.problems, page.problems

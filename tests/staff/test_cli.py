@@ -20,7 +20,8 @@ def test_an_unknown_assignment_or_student_is_named_with_the_valid_ones(tmp_path)
     assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
     assert done.stderr.strip() == (
         "autograde: no assignment named '01_atention' (did you mean 01_attention?); the assignments: "
-        "01_attention, 02_distilbert, 03_visualising_attention, 04_finetuning, 05_decoder, 06_question_answering"
+        "01_attention, 02_distilbert, 03_visualising_attention, 04_finetuning, 05_decoder, "
+        "06_training_decoders, 07_question_answering"
     )
 
     done = staff_command(checkout, "autograde", "--student", "adaa", "--regrade")

@@ -3,7 +3,7 @@
 The free-text questions ask about the student's own numbers ("Read the speed-up ... in the table
 under exercise 4"), but the formgrader shows the autograded notebook: the grader's re-execution,
 which runs some cells with smaller settings (assignment 2's experiment at batch 2, assignment 4 one
-epoch, assignment 5 a smaller model) and leaves out those that only teach (timings, extra figures:
+epoch, assignment 5 a shorter timing) and leaves out those that only teach (timings, extra figures:
 ``skip_when_grading``, :mod:`staff.grading.execution.skipping`), with a note in their place. A TA grading the
 answer needs the outputs the student handed in. :class:`AddSubmittedOutputs` is an nbconvert
 preprocessor that puts, after each manually graded answer, a panel "As submitted (the student's

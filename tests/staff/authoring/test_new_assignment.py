@@ -24,7 +24,7 @@ from staff.authoring import assignments, new_assignment
 from staff.course_dir import CourseDir
 from staff.grading.status import load_status
 
-NAME = "07_layer_norm"
+NAME = "08_layer_norm"
 #: What a checkout holds that the workflow reads (the rest: docs, tests, benchmarks).
 FOLDERS = ("course", "staff", "source", "fixtures", "samples", "release", "data")
 
@@ -133,7 +133,7 @@ def test_a_scaffolded_assignment_goes_through_the_workflow_at_its_expected_score
     ours = {name: _tree(ROOT / name) for name in ("fixtures", "source", "samples", "release")}
     fixtures_before = _tree(copy / "fixtures")
     release_before = _tree(copy / "release")
-    assert f'"{NAME}" = {{ release = 2027-04-09T23:59:00Z' in (copy / "due_dates.toml").read_text()
+    assert f'"{NAME}" = {{ release = 2027-04-19T23:59:00Z' in (copy / "due_dates.toml").read_text()
 
     # Its diagram and reading list, from its folder, into the notebook's first cells.
     drawn = _staff(copy, "figure", "--architecture").stdout
@@ -162,8 +162,8 @@ def test_a_scaffolded_assignment_goes_through_the_workflow_at_its_expected_score
     assert "HIDDEN TESTS" not in text and "load_cases" in text
 
     # Published from its release date on, never before; its answers never shipped while it is open.
-    _staff(copy, "publish", "--out", str(tmp_path / "before"), "--as-of", "2027-04-08")
-    shipped = _staff(copy, "publish", "--out", str(tmp_path / "after"), "--as-of", "2027-04-10").stdout
+    _staff(copy, "publish", "--out", str(tmp_path / "before"), "--as-of", "2027-04-18")
+    shipped = _staff(copy, "publish", "--out", str(tmp_path / "after"), "--as-of", "2027-04-20").stdout
     assert not (tmp_path / "before" / NAME).exists()
     assert (tmp_path / "after" / NAME / f"{NAME}.ipynb").is_file() and f"{NAME}; not closed yet" in shipped
     assert not (tmp_path / "after" / "fixtures" / "hidden").exists()

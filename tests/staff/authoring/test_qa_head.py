@@ -1,4 +1,4 @@
-"""Assignment 6's offline model is trained on questions whose words say nothing about their answers."""
+"""Assignment 7's offline model is trained on questions whose words say nothing about their answers."""
 
 from __future__ import annotations
 

@@ -5,8 +5,8 @@ a few papers and one well-known implementation, each with one line on why it mat
 READING = [
     (
         "vaswani",
-        "the encoder-decoder layer of exercise 2: masked self-attention, then cross-attention "
-        "(section 3.1, Figure 1).",
+        "the decoder's masked self-attention (section 3.2.3): a position attends only to earlier ones, "
+        "which exercise 1's mask enforces.",
     ),
     ("radford", "GPT-2, the decoder-only model your `GPT` matches."),
     (
@@ -14,19 +14,16 @@ READING = [
         "pre-LN, as in GPT-2 and your `Block`: with LayerNorm before each part the gradients stay "
         "well scaled, and deep models train even without warm-up.",
     ),
-    ("holtzman", "top-p (nucleus) sampling, exercise 4, and why greedy text degenerates into loops."),
+    ("holtzman", "top-p (nucleus) sampling, exercise 3, and why greedy text degenerates into loops."),
     (
         "nanogpt",
-        "a small, readable GPT-2 and its training loop, the closest relative of your exercise 5 "
-        "(its predecessor, [minGPT](https://github.com/karpathy/minGPT), is written to be read).",
+        "a small, readable GPT-2 with a KV-cache-free `generate`, the closest relative of your exercises 2 "
+        "and 3 (its predecessor, [minGPT](https://github.com/karpathy/minGPT), is written to be read).",
     ),
     (
-        "bahdanau",
-        "exercise 6: attention as a learned alignment between output and input; the maps of their "
-        "Figure 3 look like your cross-attention figure, a diagonal where French keeps English's word "
-        "order and reversed where it does not.",
+        "annotated",
+        "the original transformer's decoder, its masked attention and greedy decoding, in PyTorch.",
     ),
-    ("annotated", "the encoder-decoder transformer and greedy decoding, in PyTorch."),
     ("devlin", "the encoder half you built in assignments 2 to 4, for contrast."),
     ("sanh", "the distillation behind `distilgpt2`, the online model here, trained like DistilBERT."),
 ]

@@ -4,104 +4,66 @@ PyTorch's and Hugging Face's own implementations; all on the CPU in float32.
 
 - ``causal``: q, k, v ``(batch, heads, query, key/d_head)``, a padding mask and a past length; the
   mask, weights and outputs. Hidden cases: other sizes, left and right padding, past lengths.
-- ``decoder_layer``: a random ``nn.TransformerDecoderLayer`` (``p.<state_dict key>``), both
-  inputs and paddings; the layer's output and cross-attention weights.
 - ``gpt``: a random GPT-2 (``transformers``' ``GPT2LMHeadModel``, weights under the notebook's
   names ``w.*``), a padded batch and a cache split point; GPT-2's own logits.
 - ``sampling``: logits and rows of (temperature, top_k, top_p) with 0 for "off"; probabilities.
 - ``decoding``: a random GPT-2 and prompts; greedy tokens (equal to ``GPT2LMHeadModel.generate``,
   asserted here), the tokens given to the model per call with the cache, and seeded samples.
-- ``language_model``: logits and ids with the loss; small random texts with both n-gram perplexities.
-- ``heldout`` (hidden only): section 5's training, step by step. Random weights (``w.*``, all of
+- ``heldout`` (hidden only): exercise 2's training, step by step. Random weights (``w.*``, all of
   them random, so every part of the architecture shows) of a small GPT (``LM_SIZES``) and GPT-2's
   logits for 4 random sequences with them (``logits``: the prerequisite, the answers must come from
-  the model's parameters); then the given loop's optimisation (``LM_TRAINING``: AdamW, warm-up and
-  cosine decay, clipping; the solution's ``lm_loss``) from those weights, in float64, on ``batches``
-  ``(steps, batch, 64)`` of random windows of the entries the students' corpus leaves out
-  (``staff/authoring/heldout/``): every step's loss (``losses``) and the trained model's
-  log-probabilities (``log_probs``) of every next character of the 8 ``windows`` of 64 characters
-  that end that text (in no batch).
-- ``reversal`` (hidden only): section 6's training, step by step. Random weights of the given sizes
-  (``w.*``) in the solution's ``Seq2Seq``, and its ``parity_logits`` and ``parity_cross`` (every
-  decoder layer) for 8 padded sequences and random answers (the prerequisite, as for ``heldout``);
-  then the given loop (AdamW with the notebook's learning rate, warm-up and cosine decay, clipping,
-  cross-entropy over the real target tokens) from those weights, in float64, on ``train_source``
-  ``(steps, batch, 10)`` digit sequences of 5-10 digits (the notebook's tokens) padded on the right
-  and their ``train_target`` (BOS, reversed digits, EOS): every step's loss (``losses``), then the
-  trained model's ``logits`` and ``cross`` (every decoder layer) with teacher forcing on 32 unseen
-  ``source`` sequences padded to 12, wider than any training batch, and their ``target``.
-
-Both trainings run in float64: in float32, Adam's division by the root of tiny squared gradients
-turns rounding into steps (measured after 8 steps: 4e-4 on the reversal logits between
-ATEN_CPU_CAPABILITY=default and avx512); in float64 every value agrees to 5e-15 across instruction
-sets, thread counts and the samples' other correct implementations.
+  the model's parameters); then the optimisation of the hidden test (``LM_TRAINING``: AdamW, warm-up
+  and cosine decay, clipping; the next-token cross-entropy) from those weights, in float64
+  (:func:`staff.authoring.tensors.train_steps`), on ``batches`` ``(steps, batch, 64)`` of random
+  windows of the dictionary entries no student gets (``staff/authoring/heldout/``): every step's
+  loss (``losses``) and the trained model's log-probabilities (``log_probs``) of every next character
+  of the 8 ``windows`` of 64 characters that end that text (in no batch).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-import nbformat
 import numpy as np
 import torch
 import torch.nn.functional as F
-from transformers import get_cosine_schedule_with_warmup
 
 from course import gpt, paths, text
 from course.fixtures import pack_cases
 from staff.authoring.reference import solution_namespace
-from staff.authoring.tensors import Draws, int_array, padding_mask, random_ids, randomize, state_arrays
-from staff.course_dir import nbgrader, source_notebook
+from staff.authoring.tensors import Draws, arrays, int_array, padding_mask, random_ids, randomize, train_steps
 
 ASSIGNMENT = "05_decoder"
 HELDOUT = Path(__file__).resolve().parents[2] / "heldout" / "devils_dictionary_w-z.txt"
 #: The tolerances (atol, rtol) the notebook's tests compare these fixtures with (staff.authoring.fixtures).
-# The trainings of ``heldout`` and ``reversal`` run in float64 and agree to 5e-15 (measured across
+# The training of ``heldout`` runs in float64 and agrees to 5e-15 (measured across
 # ATEN_CPU_CAPABILITY=default/avx2/avx512, 1 and 2 threads, and the correct samples' implementations).
-# Their tolerances sit far above that and below what one untrained parameter tensor changes (measured,
-# one bias or LayerNorm scale left out of the optimiser: losses 1.5e-3 / 5e-4, GPT log-probabilities
-# 1.3e-2, Seq2Seq logits 3.9e-3 and cross-attention 2.7e-4), and admit what the parity gate admits
-# (GPT: exact GELU for GPT-2's tanh one moves the losses by 1.3e-4 and the log-probabilities by 1e-3).
+# Its tolerances sit far above that and below what one untrained parameter tensor changes (measured,
+# one bias or LayerNorm scale left out of the optimiser: losses 1.5e-3, log-probabilities 1.3e-2), and
+# admit what the parity gate admits (exact GELU for GPT-2's tanh one moves the losses by 1.3e-4 and the
+# log-probabilities by 1e-3).
 TOLERANCES = {
     "*": (1e-6, 1e-5),
-    "decoder_layer/y": (1e-5, 1e-5),
     "gpt": (1e-5, 1e-5),
     "heldout/logits": (5e-3, 5e-3),  # the prerequisites: parity with the grader's weights, in float32
-    "reversal/parity_logits": (5e-3, 5e-3),
-    "reversal/parity_cross": (5e-3, 5e-3),
     "heldout/losses": (5e-4, 0.0),
     "heldout/log_probs": (4e-3, 0.0),
-    "reversal/losses": (1.5e-4, 0.0),
-    "reversal/logits": (1.5e-3, 0.0),
-    "reversal/cross": (1e-4, 0.0),
 }
 #: The expected outputs in each fixture (key patterns): a grading kernel never sees them, the judge
 #: compares with them (staff/grading/execution/sandbox.py, judge.py). Everything else is an input.
 OUTPUTS = {
     "causal": ("mask", "out", "weights"),
-    "decoder_layer": ("y", "cross_weights"),
     "gpt": ("logits",),
     "sampling": ("probs",),
     "decoding": ("greedy", "lengths", "sampled"),
-    "language_model": ("loss", "perplexity_*"),
     "heldout": ("logits", "losses", "log_probs"),
-    "reversal": ("parity_logits", "parity_cross", "losses", "logits", "cross"),
 }
 GPT_SIZES = ("vocab_size", "n_positions", "d_model", "n_heads", "n_layers")
-#: Section 5's graded training: the GPT the grader trains, and the given loop's optimisation for a
-#: few steps (``train_lm``'s AdamW, schedule and clipping, at the learning rate of a small model).
+#: Exercise 2's graded training: the GPT the grader trains, and its optimisation for a few steps (the
+#: AdamW, schedule and clipping of assignment 6's given loop, at the learning rate of a small model).
 LM_SIZES = dict(vocab_size=text.VOCAB_SIZE, n_positions=64, d_model=64, n_heads=4, n_layers=2)
 LM_TRAINING = dict(steps=8, batch=32, learning_rate=5e-3, weight_decay=0.01, warmup_steps=2)
-#: Section 6's: the batch and learning rate are the notebook's (``train_seq2seq``).
-S2S_TRAINING = dict(steps=8, warmup_steps=2, weight_decay=0.01)  # AdamW's default weight decay
-MAX_GRAD_NORM = 1.0  # both given loops clip to it
 EVAL_WINDOWS = 8
-
-
-def _arrays(**values) -> dict[str, np.ndarray]:
-    return {
-        k: v.detach().cpu().numpy().copy() if torch.is_tensor(v) else np.asarray(v) for k, v in values.items()
-    }
 
 
 @torch.no_grad()
@@ -114,7 +76,7 @@ def causal_case(
     attention_mask = padding_mask(batch, total, pattern)
     mask = sol["decoder_mask"](attention_mask, query, past_length=past)
     out, weights = sol["attend"](q, k, v, mask)
-    return _arrays(
+    return arrays(
         q=q,
         k=k,
         v=v,
@@ -124,53 +86,6 @@ def causal_case(
         out=out,
         weights=weights,
     )
-
-
-@torch.no_grad()
-def decoder_layer_case(
-    sol: dict,
-    g: Draws,
-    d_model: int,
-    n_heads: int,
-    batch: int,
-    seq: int,
-    memory_len: int,
-    x_pattern=None,
-    memory_pattern=None,
-) -> dict:
-    layer = randomize(
-        torch.nn.TransformerDecoderLayer(d_model, n_heads, 2 * d_model, dropout=0.0, batch_first=True), g
-    )
-    x, memory = g.normal(batch, seq, d_model), g.normal(batch, memory_len, d_model)
-    x_padding, memory_padding = (
-        padding_mask(batch, seq, x_pattern),
-        padding_mask(batch, memory_len, memory_pattern),
-    )
-    y, cross = sol["decoder_layer"](x, memory, layer.state_dict(), n_heads, x_padding, memory_padding)
-    expected = layer(
-        x,
-        memory,
-        tgt_mask=torch.ones(seq, seq, dtype=torch.bool).triu(1),
-        tgt_is_causal=True,
-        tgt_key_padding_mask=x_padding == 0,
-        memory_key_padding_mask=memory_padding == 0,
-    )
-    real = x_padding.bool()
-    assert (y[real] - expected[real]).abs().max() < 1e-5, (
-        "the solution's decoder layer differs from PyTorch's"
-    )
-    return {
-        **state_arrays(layer, "p."),
-        **_arrays(
-            x=x,
-            memory=memory,
-            x_padding=x_padding,
-            memory_padding=memory_padding,
-            n_heads=int_array(n_heads),
-            y=y,
-            cross_weights=cross,
-        ),
-    }
 
 
 @torch.no_grad()
@@ -200,13 +115,13 @@ def _reference(seed: int, **sizes: int):
 
 @torch.no_grad()
 def gpt_case(g: Draws, seed: int, batch: int, seq: int, split: int, pattern=None, **sizes: int) -> dict:
-    model, arrays = _reference(seed, **sizes)
+    model, weights = _reference(seed, **sizes)
     attention_mask = padding_mask(batch, seq, pattern)
     ids = random_ids(g, sizes["vocab_size"], attention_mask)
     logits = model(input_ids=ids, attention_mask=attention_mask).logits
     return {
-        **arrays,
-        **_arrays(ids=ids, attention_mask=attention_mask, split=int_array(split), logits=logits),
+        **weights,
+        **arrays(ids=ids, attention_mask=attention_mask, split=int_array(split), logits=logits),
     }
 
 
@@ -216,7 +131,7 @@ def sampling_case(sol: dict, g: Draws, batch: int, vocab: int, settings: list[tu
         sol["next_token_distribution"](logits, temperature=t, top_k=int(k) or None, top_p=p or None)
         for t, k, p in settings
     ]
-    return _arrays(logits=logits, settings=np.array(settings, dtype=np.float64), probs=torch.stack(probs))
+    return arrays(logits=logits, settings=np.array(settings, dtype=np.float64), probs=torch.stack(probs))
 
 
 @torch.no_grad()
@@ -232,8 +147,8 @@ def generate_case(
     top_p: float,
     **sizes: int,
 ) -> dict:
-    model, arrays = _reference(seed, **sizes)
-    ours = sol["gpt_from_case"](arrays)
+    model, weights = _reference(seed, **sizes)
+    ours = sol["gpt_from_case"](weights)
     prompt = g.integers(0, sizes["vocab_size"], (batch, prompt_len))
     counting = sol["CountingModel"](ours)
     greedy = sol["generate"](counting, prompt, steps, temperature=0)
@@ -251,8 +166,8 @@ def generate_case(
         generator=torch.Generator().manual_seed(seed),
     )
     return {
-        **arrays,
-        **_arrays(
+        **weights,
+        **arrays(
             prompt=prompt,
             max_new_tokens=int_array(steps),
             temperature=np.array(temperature),
@@ -266,64 +181,9 @@ def generate_case(
     }
 
 
-def language_model_case(
-    sol: dict, g: Draws, batch: int, seq: int, vocab: int, train_len: int, val_len: int
-) -> dict:
-    logits = g.normal(batch, seq, vocab) * 2
-    ids = g.integers(0, vocab, (batch, seq))
-    # Texts with structure (a bigram model beats a unigram one) and characters never seen in training.
-    train_ids = torch.cumsum(g.integers(0, 3, (train_len,)), 0) % (vocab - 1)
-    val_ids = torch.cumsum(g.integers(0, 4, (val_len,)), 0) % vocab
-    perplexities = {
-        f"perplexity_{order}": np.array(sol["ngram_perplexity"](train_ids, val_ids, vocab, order))
-        for order in (1, 2)
-    }
-    return {
-        **_arrays(
-            logits=logits,
-            ids=ids,
-            loss=sol["lm_loss"](logits, ids),
-            train_ids=train_ids,
-            val_ids=val_ids,
-            vocab_size=int_array(vocab),
-        ),
-        **perplexities,
-    }
-
-
-def graded_sizes() -> dict:
-    """The encoder-decoder's given sizes, batch and learning rate, read from the notebook's given
-    (read-only) ``train_seq2seq`` cell (its ``S2S_*`` lines): the grader's weights and training must
-    fit the class and loop the students are given."""
-    cells = {
-        nbgrader(c).get("grade_id"): c.source
-        for c in nbformat.read(source_notebook(ASSIGNMENT), as_version=4).cells
-    }
-    found: dict = {}
-    exec("\n".join(line for line in cells["train_seq2seq"].splitlines() if line.startswith("S2S_")), found)
-    return {
-        "s2s": dict(d_model=found["S2S_D_MODEL"], n_heads=found["S2S_HEADS"], n_layers=found["S2S_LAYERS"]),
-        "s2s_training": dict(batch=found["S2S_BATCH"], learning_rate=found["S2S_LEARNING_RATE"]),
-    }
-
-
-def train_steps(model, batches, loss_of, learning_rate: float, warmup_steps: int, weight_decay: float):
-    """The given loops' optimisation, one step per batch, in float64 (see the module docstring):
-    AdamW, a linear warm-up and a cosine decay to 0 over the steps, gradients clipped to norm 1.
-    Returns every step's loss and the model, in eval mode."""
-    model.double().train()
-    optimizer = torch.optim.AdamW(model.parameters(), lr=learning_rate, weight_decay=weight_decay)
-    scheduler = get_cosine_schedule_with_warmup(optimizer, warmup_steps, len(batches))
-    losses = []
-    for batch in batches:
-        loss = loss_of(model, batch)
-        optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), MAX_GRAD_NORM)
-        optimizer.step()
-        scheduler.step()
-        losses.append(loss.item())
-    return torch.tensor(losses, dtype=torch.float64), model.eval()
+def next_token_loss(logits: torch.Tensor, ids: torch.Tensor) -> torch.Tensor:
+    """The language-model loss of the hidden test: the mean cross-entropy of ids[:, t + 1] from position t."""
+    return F.cross_entropy(logits[:, :-1].reshape(-1, logits.shape[-1]), ids[:, 1:].reshape(-1))
 
 
 def heldout_case(sol: dict, g: Draws, parity: int = 4, parity_length: int = 32) -> dict:
@@ -351,7 +211,7 @@ def heldout_case(sol: dict, g: Draws, parity: int = 4, parity_length: int = 32) 
     losses, trained = train_steps(
         ours,
         batches,
-        lambda m, batch: sol["lm_loss"](m(batch)[0], batch),
+        lambda m, batch: next_token_loss(m(batch)[0], batch),
         settings["learning_rate"],
         settings["warmup_steps"],
         settings["weight_decay"],
@@ -360,7 +220,7 @@ def heldout_case(sol: dict, g: Draws, parity: int = 4, parity_length: int = 32) 
         log_probs = trained(windows)[0].log_softmax(dim=-1)
     return {
         **case,
-        **_arrays(
+        **arrays(
             ids=parity_ids,
             logits=logits,
             batches=batches,
@@ -370,85 +230,6 @@ def heldout_case(sol: dict, g: Draws, parity: int = 4, parity_length: int = 32) 
             losses=losses,
             windows=windows,
             log_probs=log_probs,
-        ),
-    }
-
-
-def _digit_sequences(sol: dict, g: Draws, count: int, width: int) -> tuple[torch.Tensor, torch.Tensor]:
-    """``count`` sources of MIN_DIGITS to MAX_DIGITS digits drawn with :class:`Draws` (the notebook's
-    own sampler uses torch's generator), padded on the right to ``width``, and their targets (BOS, the
-    reversed digits, EOS) padded to ``width + 2``: what the notebook's ``reversal_batch`` gives."""
-    lengths = g.integers(sol["MIN_DIGITS"], sol["MAX_DIGITS"] + 1, (count,))
-    source = torch.full((count, width), sol["PAD"])
-    target = torch.full((count, width + 2), sol["PAD"])
-    for row, n in enumerate(lengths.tolist()):
-        digits = g.integers(0, 10, (n,)) + sol["FIRST_DIGIT"]
-        source[row, :n] = digits
-        target[row, 0], target[row, 1 : n + 1], target[row, n + 1] = sol["BOS"], digits.flip(0), sol["EOS"]
-    return source, target
-
-
-def reversal_case(sol: dict, g: Draws, unseen: int = 32, width: int = 12, parity: int = 8) -> dict:
-    """The prerequisite: random weights of the given sizes in the solution's ``Seq2Seq``, and its
-    logits and cross-attention for ``parity`` unseen sources with random answers as long as the
-    grader's. Then the given loop from those weights on batches of new sequences, and the trained
-    model's logits and cross-attention with teacher forcing on ``unseen`` sources padded to ``width``
-    (wider than any training batch)."""
-    given = graded_sizes()
-    sizes, settings = given["s2s"], {**S2S_TRAINING, **given["s2s_training"]}
-    source, target = _digit_sequences(sol, g, unseen, width)
-    padding = (source != sol["PAD"]).long()
-    model = randomize(sol["Seq2Seq"](sol["SEQ2SEQ_VOCAB"], **sizes), g)
-    target_in = torch.cat(
-        [torch.full((parity, 1), sol["BOS"]), g.integers(0, 10, (parity, width)) + sol["FIRST_DIGIT"]], 1
-    )
-    weights = state_arrays(model, "w.")
-    with torch.no_grad():
-        parity_logits, parity_cross = model(
-            source[:parity], padding[:parity], target_in, torch.ones_like(target_in)
-        )
-    drawn = [_digit_sequences(sol, g, settings["batch"], sol["MAX_DIGITS"]) for _ in range(settings["steps"])]
-    train_source, train_target = (torch.stack(parts) for parts in zip(*drawn))
-
-    def loss_of(m, batch):  # the given loop's loss: teacher forcing, the real target tokens only
-        batch_source, batch_target = batch
-        answer_in, labels = batch_target[:, :-1], batch_target[:, 1:]
-        scores, _ = m(
-            batch_source, (batch_source != sol["PAD"]).long(), answer_in, (answer_in != sol["PAD"]).long()
-        )
-        return F.cross_entropy(
-            scores.reshape(-1, sol["SEQ2SEQ_VOCAB"]), labels.reshape(-1), ignore_index=sol["PAD"]
-        )
-
-    losses, trained = train_steps(
-        model,
-        list(zip(train_source, train_target)),
-        loss_of,
-        settings["learning_rate"],
-        settings["warmup_steps"],
-        settings["weight_decay"],
-    )
-    answer_in = target[:, :-1]
-    with torch.no_grad():
-        logits, cross = trained(source, padding, answer_in, (answer_in != sol["PAD"]).long())
-    return {
-        **weights,
-        **{k: int_array(v) for k, v in sizes.items()},
-        **_arrays(
-            parity_source=source[:parity],
-            parity_source_padding=padding[:parity],
-            parity_target_in=target_in,
-            parity_logits=parity_logits,
-            parity_cross=torch.stack(list(parity_cross)),
-            train_source=train_source,
-            train_target=train_target,
-            learning_rate=np.array(float(settings["learning_rate"])),
-            warmup_steps=int_array(settings["warmup_steps"]),
-            losses=losses,
-            source=source,
-            target=target,
-            logits=logits,
-            cross=torch.stack(list(cross)),
         ),
     }
 
@@ -465,15 +246,6 @@ def build() -> dict:
                 causal_case(sol, hidden, 3, 4, 6, 0, 8, [6, 2, [0, 0, 1, 1, 1, 1]]),
                 causal_case(sol, hidden, 2, 3, 1, 7, 5, [8, 4]),
                 causal_case(sol, hidden, 1, 1, 4, 3, 16),
-            ]
-        ),
-        ("public", "decoder_layer"): pack_cases(
-            [decoder_layer_case(sol, public, 16, 2, 2, 5, 6, [5, 3], [4, 6])]
-        ),
-        ("hidden", "decoder_layer"): pack_cases(
-            [
-                decoder_layer_case(sol, hidden, 24, 3, 3, 7, 4, [7, 1, 5], [4, 2, 3]),
-                decoder_layer_case(sol, hidden, 40, 5, 1, 9, 11),
             ]
         ),
         ("public", "gpt"): pack_cases([gpt_case(public, 1, 2, 10, 6, [10, 7], **small)]),
@@ -558,15 +330,7 @@ def build() -> dict:
                 ),
             ]
         ),
-        ("public", "language_model"): pack_cases([language_model_case(sol, public, 2, 6, 11, 400, 100)]),
-        ("hidden", "language_model"): pack_cases(
-            [
-                language_model_case(sol, hidden, 3, 9, 17, 900, 250),
-                language_model_case(sol, hidden, 1, 4, 5, 60, 30),
-            ]
-        ),
         ("hidden", "heldout"): pack_cases([heldout_case(sol, Draws(5_0506))]),
-        ("hidden", "reversal"): pack_cases([reversal_case(sol, hidden)]),
     }
 
 

@@ -202,7 +202,7 @@ def test_a_cell_marked_locked_by_the_student_is_still_scanned(samples1):
             "transformers.Trainer",
         ),
         (
-            "06_question_answering",
+            "07_question_answering",
             "best_answer",
             "def best_answer(*args, **kwargs):\n    return qa.pipeline_answer(*args, **kwargs)",
             "course.qa.pipeline_answer",
@@ -260,7 +260,7 @@ def test_honest_samples_and_the_solution_are_not_flagged(assignment):
             "course.models.load_classifier",
         ),
         (
-            "05_decoder",
+            "06_training_decoders",
             "seq2seq",
             "class Seq2Seq(nn.Module):\n    def forward(self, source, source_padding, target_in, target_padding):\n"
             "        h = self.embed(target_in)\n        for layer in self.decoder:\n"
@@ -268,7 +268,7 @@ def test_honest_samples_and_the_solution_are_not_flagged(assignment):
             "layer.self_attn (line 5)",
         ),
         (
-            "06_question_answering",
+            "07_question_answering",
             "best_span",
             "def best_span(*args, **kwargs):\n    return getattr(qa, '_select_' + 'starts_ends')()(*args)\n",
             "getattr(qa, <a name built at run time>)",
@@ -307,7 +307,7 @@ def test_a_shortcut_one_step_from_a_closed_one_is_flagged(assignment, cell, code
             "course.models.load_encoder (line 4)",
         ),
         (
-            "06_question_answering",
+            "07_question_answering",
             "answer_text",
             "import course.text\n\ndef answer_text(*args):\n    return course.text.decode(args[0])\n",
             "course.text",

@@ -1,6 +1,6 @@
-# expected_score: 49
+# expected_score: 13
 # based_on: correct
-# The encoder-decoder of section 6 ignores the source padding: the encoder gets no
+# The encoder-decoder of exercise 3 ignores the source padding: the encoder gets no
 # src_key_padding_mask and the cross-attention an all-ones memory padding, so the decoder also reads
 # the padding's vectors. Its own visible check says so (weights on padded source positions, logits
 # that change when the batch is padded more). Its own run still learns to reverse its training
@@ -8,7 +8,7 @@
 # of the output tokens and of the alignments are right, below the 95 % and 90 % it asks. The grader's own
 # weights in its Seq2Seq give other logits than the solution's on padded sequences (it reads the
 # padding), and that alone makes the hidden test pay nothing (6 points; its 8 graded training steps,
-# on batches padded less than the unseen sequences it is then compared on, fail too): 49 of 55.
+# on batches padded less than the unseen sequences it is then compared on, fail too): 13 of 19.
 # %% seq2seq
 class Seq2Seq(nn.Module):
     """A small encoder-decoder transformer: nn.TransformerEncoder, then your decoder_layer per decoder layer."""

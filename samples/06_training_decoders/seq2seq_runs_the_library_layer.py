@@ -1,10 +1,10 @@
-# expected_score: 49
+# expected_score: 13
 # based_on: correct
-# Exercise 6 not written as asked: Seq2Seq's decoder runs each nn.TransformerDecoderLayer the given
+# Exercise 3 not written as asked: Seq2Seq's decoder runs each nn.TransformerDecoderLayer the given
 # code builds (PyTorch's own layer) for its output, and the student's multi_head_attention only to
 # report the cross-attention weights. Every value comes out right, but the layers only hold the
-# weights in the grader's model (running one raises), so the parity check fails and exercise 6's
-# test pays nothing: 49 of 55.
+# weights in the grader's model (running one raises), so the parity check fails and exercise 3's
+# test pays nothing: 13 of 19.
 # %% seq2seq
 class Seq2Seq(nn.Module):
     """A small encoder-decoder transformer: nn.TransformerEncoder, then your decoder_layer per decoder layer."""

@@ -1,4 +1,4 @@
-"""06_question_answering's reading list, under its diagram in the notebook's first cells
+"""07_question_answering's reading list, under its diagram in the notebook's first cells
 (``architecture_cell.py``): a few papers and one well-known implementation, each with one line on why it
 matters here."""
 

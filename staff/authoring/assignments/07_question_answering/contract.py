@@ -1,4 +1,4 @@
-"""What 06_question_answering's released text promises about the inputs its tests feed each exercise (see
+"""What 07_question_answering's released text promises about the inputs its tests feed each exercise (see
 :mod:`staff.authoring.contract_kit`): every term quotes the notebook's own words."""
 
 from __future__ import annotations

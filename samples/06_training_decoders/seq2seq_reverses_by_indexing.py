@@ -1,12 +1,12 @@
-# expected_score: 49
+# expected_score: 13
 # based_on: correct
-# The encoder-decoder of section 6 does not learn: forward() reverses the source by indexing it and
+# The encoder-decoder of exercise 3 does not learn: forward() reverses the source by indexing it and
 # draws a perfect anti-diagonal as its cross-attention, with its parameters multiplied by 0 so the
 # given training loop runs. Every answer and every alignment the grader counted used to be right (6
 # points for a model that learned nothing). Now the grader first loads weights of its own into a
 # fresh Seq2Seq of this class and compares its logits and cross-attention with what the course's
 # solution computes with them: they do not match, the answers do not come from the parameters, and
-# the test pays nothing (6), before its training steps, which fail as well (nothing trains): 49 of 55.
+# the test pays nothing (6), before its training steps, which fail as well (nothing trains): 13 of 19.
 # %% seq2seq
 class Seq2Seq(nn.Module):
     """A small encoder-decoder transformer: nn.TransformerEncoder, then your decoder_layer per decoder layer."""

@@ -1,4 +1,4 @@
-"""Assignment 6's reference solution (run from the source notebook) with the offline model and its
+"""Assignment 7's reference solution (run from the source notebook) with the offline model and its
 trained QA head: the same answers, characters and scores as transformers' question-answering
 pipeline on the same model and logits (the pipeline itself on transformers 4.x, its own steps on
 5.x, which removed the task: ``course.qa.pipeline_answer``), with the pipeline's one quirk (it adds
@@ -19,7 +19,7 @@ from course.fixtures import fixture_file
 from staff.authoring import assignments
 from staff.authoring.reference import solution_namespace
 
-question_answering = assignments.recipe("06_question_answering")
+question_answering = assignments.recipe("07_question_answering")
 
 #: Measured (transformers 5.23, the pipeline's steps; and transformers 4.57.6, the pipeline itself):
 #: every answer and character span identical, the probabilities at most 6e-8 apart.

@@ -1,6 +1,6 @@
-"""06_question_answering's architecture diagram (extractive question answering, from logits to the answer's
+"""07_question_answering's architecture diagram (extractive question answering, from logits to the answer's
 characters): drawn by ``python -m staff figure`` into
-``docs/figures/architecture_06_question_answering.png`` (:mod:`staff.authoring.diagram_kit`)."""
+``docs/figures/architecture_07_question_answering.png`` (:mod:`staff.authoring.diagram_kit`)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from staff.authoring.diagram_kit import Canvas
 
 
 def draw() -> Canvas:
-    c = Canvas(12, 6.2, "Assignment 6: extractive question answering, from logits to the answer's characters")
+    c = Canvas(12, 6.2, "Assignment 7: extractive question answering, from logits to the answer's characters")
     c.box("text", 1.2, 5.0, "question, context\n(characters)", w=1.9, h=0.65, kind="data")
     c.box(
         "windows",

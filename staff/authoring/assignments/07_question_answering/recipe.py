@@ -1,4 +1,4 @@
-"""Fixtures for 06_question_answering: the offline QA model's trained part, and logits, contexts,
+"""Fixtures for 07_question_answering: the offline QA model's trained part, and logits, contexts,
 windows and attention to decode.
 
 Trained (:data:`TRAINED`, public): ``qa_head``, the trained part of a ``DistilBertForQuestionAnswering``
@@ -52,7 +52,7 @@ from staff.authoring import qa_head
 from staff.authoring.reference import solution_namespace
 from staff.authoring.tensors import Draws, int_array, text_bytes
 
-ASSIGNMENT = "06_question_answering"
+ASSIGNMENT = "07_question_answering"
 TRAINED = ("qa_head",)
 #: Inputs computed by the pretrained model (its logits and attention) move by a few 1e-6 on another
 #: CPU's kernels; kernels read the committed copy, so the check allows half of a loose tolerance.

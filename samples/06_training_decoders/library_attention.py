@@ -1,7 +1,7 @@
-# expected_score: 55
+# expected_score: 19
 # expected_status: flagged
 # based_on: correct
-# Correct, but exercise 2's multi-head attention is PyTorch's own (F.multi_head_attention_forward,
+# Correct, but exercise 1's multi-head attention is PyTorch's own (F.multi_head_attention_forward,
 # what nn.MultiheadAttention runs) with the student's mask: every value comes out right, and the
 # integrity scan names the call, the cell and the exercise for a TA to decide what it is worth.
 # %% cross_attention

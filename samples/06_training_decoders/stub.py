@@ -1,0 +1,2 @@
+# expected_score: 0
+# The untouched released notebook: every answer still raises NotImplementedError.
