@@ -191,3 +191,13 @@ def read_canvas(path) -> tuple[dict[str, float], dict[str, dict[str, float | Non
             assert cells[a] is None or 0 <= cells[a] <= points.get(a, float("inf")), (row, a)
         grades[student] = cells
     return points, grades
+
+
+def source_cell(assignment: str, grade_id: str) -> str:
+    """The source of the cell ``grade_id`` of an assignment's source notebook."""
+    import nbformat
+
+    from staff.course_dir import nbgrader, source_notebook
+
+    cells = nbformat.read(source_notebook(assignment), as_version=4).cells
+    return next(c.source for c in cells if nbgrader(c).get("grade_id") == grade_id)

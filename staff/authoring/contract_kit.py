@@ -200,6 +200,54 @@ def one_of(promise: str, key: str, values: Iterable) -> Term:
 # --- checking ------------------------------------------------------------------------------------
 
 
+# --- checks several assignments' contracts share ------------------------------------------------
+
+
+def scalar(case, key: str) -> int:
+    """A case's whole-number input ``key``, as an int."""
+    return int(np.asarray(case[key]))
+
+
+def heads_divide(width_of):
+    """n_heads divides the width (split_heads gives each head width // n_heads)."""
+
+    def holds(case) -> str | None:
+        heads, width = scalar(case, "n_heads"), width_of(case)
+        return (
+            None if heads >= 1 and width % heads == 0 else f"d_model {width} is not n_heads {heads} × d_head"
+        )
+
+    return holds
+
+
+def mismatched(found, expected: dict[str, tuple[int, ...]], prefix: str) -> str | None:
+    """Which parameter (``prefix`` + name) differs from ``expected``'s names and shapes, in the exercise's words."""
+    found = {k[len(prefix) :]: tuple(np.shape(v)) for k, v in found.items() if k.startswith(prefix)}
+    if set(found) != set(expected):
+        missing, extra = sorted(set(expected) - set(found)), sorted(set(found) - set(expected))
+        return f"the parameters differ from the layer's: missing {missing[:3]}, extra {extra[:3]}"
+    wrong = [k for k in sorted(expected) if found[k] != expected[k]]
+    return f"{prefix}{wrong[0]} is {found[wrong[0]]}, not {expected[wrong[0]]}" if wrong else None
+
+
+def graded(case, keys, sizes) -> str | None:
+    """The first of ``keys`` whose value is not the graded run's ``sizes``."""
+    wrong = [k for k in keys if scalar(case, k) != sizes[k]]
+    return f"{wrong[0]} is {scalar(case, wrong[0])}, the graded run's is {sizes[wrong[0]]}" if wrong else None
+
+
+def settings_are(expected: dict):
+    """A term's check: each setting is the number the text says (to 1e-12)."""
+
+    def holds(case) -> str | None:
+        for key, value in expected.items():
+            if not np.isclose(float(np.asarray(case[key])), float(value), rtol=1e-12, atol=0):
+                return f"{key} is {np.asarray(case[key]).tolist()}, the text says {value}"
+        return None
+
+    return holds
+
+
 def cases_of(arrays: Mapping[str, np.ndarray]) -> list[dict[str, np.ndarray]]:
     """A fixture's cases (keys ``"<case>.<array>"``); a fixture saved without cases is one case."""
     grouped: dict[int, dict[str, np.ndarray]] = {}

@@ -24,10 +24,11 @@ import torch  # noqa: E402
 from course import settings  # noqa: E402
 from staff.authoring import assignments  # noqa: E402
 from staff.authoring.reference import solution_namespace  # noqa: E402
-from staff.course_dir import release_notebook, source_notebook  # noqa: E402
+from staff.course_dir import release_notebook  # noqa: E402
 from staff.grading.execution import sandbox
 from staff.grading.execution.records import read_records  # noqa: E402
 from staff.grading.judging import judge  # noqa: E402
+from support import source_cell
 
 visualising = assignments.recipe("03_visualising_attention")
 
@@ -145,10 +146,7 @@ def test_statistics_of_uniform_and_one_hot_attention(sol):
 
 
 def _cell(grade_id: str) -> str:
-    notebook = nbformat.read(source_notebook(visualising.ASSIGNMENT), as_version=4)
-    return next(
-        c.source for c in notebook.cells if c.metadata.get("nbgrader", {}).get("grade_id") == grade_id
-    )
+    return source_cell(visualising.ASSIGNMENT, grade_id)
 
 
 def test_entropy_check_passes_the_solution_and_rejects_averaging_heads_first(sol):

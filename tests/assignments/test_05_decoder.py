@@ -7,7 +7,6 @@ names too."""
 
 from __future__ import annotations
 
-import nbformat
 import numpy as np
 import pytest
 import torch
@@ -17,7 +16,7 @@ from course.parts import substituted
 from staff.authoring import assignments
 from staff.authoring.reference import solution_namespace
 from staff.authoring.tensors import train_steps
-from staff.course_dir import source_notebook
+from support import source_cell
 
 decoder = assignments.recipe("05_decoder")
 
@@ -28,8 +27,7 @@ def sol():
 
 
 def _cell(grade_id: str) -> str:
-    nb = nbformat.read(source_notebook(decoder.ASSIGNMENT), as_version=4)
-    return next(c.source for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == grade_id)
+    return source_cell(decoder.ASSIGNMENT, grade_id)
 
 
 def off_by_one_mask(attention_mask, query_length, past_length=0):

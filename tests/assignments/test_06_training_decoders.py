@@ -6,7 +6,6 @@ values but whose gradients miss its decoder's parameters."""
 
 from __future__ import annotations
 
-import nbformat
 import numpy as np
 import pytest
 import torch
@@ -15,7 +14,7 @@ import torch.nn.functional as F
 from staff.authoring import assignments
 from staff.authoring.reference import solution_namespace
 from staff.authoring.tensors import train_steps
-from staff.course_dir import source_notebook
+from support import source_cell
 
 training = assignments.recipe("06_training_decoders")
 
@@ -26,8 +25,7 @@ def sol():
 
 
 def _cell(grade_id: str) -> str:
-    nb = nbformat.read(source_notebook(training.ASSIGNMENT), as_version=4)
-    return next(c.source for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == grade_id)
+    return source_cell(training.ASSIGNMENT, grade_id)
 
 
 def _shares(sol, model):

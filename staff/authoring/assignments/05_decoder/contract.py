@@ -5,7 +5,18 @@ from __future__ import annotations
 
 import numpy as np
 
-from staff.authoring.contract_kit import floats, integers, padding, shapes, term
+from staff.authoring.contract_kit import (
+    floats,
+    graded,
+    heads_divide,
+    integers,
+    mismatched,
+    padding,
+    scalar,
+    settings_are,
+    shapes,
+    term,
+)
 
 from . import recipe as _recipe
 
@@ -75,10 +86,6 @@ LM_BATCHES = "each step on a batch of 32 windows of 64 characters of English tex
 WINDOWS = "the trained model's log-probabilities of every next character of 8 more such windows"
 
 
-def _int(case, key: str) -> int:
-    return int(np.asarray(case[key]))
-
-
 def _causal_lengths(case) -> str | None:
     mask, past = np.asarray(case["attention_mask"]), np.asarray(case["past_length"])
     if past.ndim or past.dtype.kind not in "iu" or past < 0:
@@ -91,30 +98,9 @@ def _causal_lengths(case) -> str | None:
     return None
 
 
-def _heads(width_of):
-    """n_heads divides the width (split_heads gives each head width // n_heads)."""
-
-    def holds(case) -> str | None:
-        heads, width = _int(case, "n_heads"), width_of(case)
-        return (
-            None if heads >= 1 and width % heads == 0 else f"d_model {width} is not n_heads {heads} × d_head"
-        )
-
-    return holds
-
-
-def _mismatched(found, expected: dict[str, tuple[int, ...]], prefix: str) -> str | None:
-    found = {k[len(prefix) :]: tuple(np.shape(v)) for k, v in found.items() if k.startswith(prefix)}
-    if set(found) != set(expected):
-        missing, extra = sorted(set(expected) - set(found)), sorted(set(found) - set(expected))
-        return f"the parameters differ from the layer's: missing {missing[:3]}, extra {extra[:3]}"
-    wrong = [k for k in sorted(expected) if found[k] != expected[k]]
-    return f"{prefix}{wrong[0]} is {found[wrong[0]]}, not {expected[wrong[0]]}" if wrong else None
-
-
 def _gpt_shapes(case) -> str | None:
     vocab, positions, d, layers = (
-        _int(case, k) for k in ("vocab_size", "n_positions", "d_model", "n_layers")
+        scalar(case, k) for k in ("vocab_size", "n_positions", "d_model", "n_layers")
     )
     block = {
         "ln_1": (d,),
@@ -134,19 +120,19 @@ def _gpt_shapes(case) -> str | None:
         for name, shape in block.items():
             expected[f"blocks.{i}.{name}.weight"] = shape
             expected[f"blocks.{i}.{name}.bias"] = shape[:1]
-    return _mismatched(case, expected, "w.")
+    return mismatched(case, expected, "w.")
 
 
 def _fits_positions(key: str, extra=lambda case: 0):
     def holds(case) -> str | None:
-        length, limit = np.shape(case[key])[-1] + extra(case), _int(case, "n_positions")
+        length, limit = np.shape(case[key])[-1] + extra(case), scalar(case, "n_positions")
         return None if length <= limit else f"{key} makes {length} tokens, more than n_positions {limit}"
 
     return holds
 
 
 def _cache_split(case) -> str | None:
-    split, length = _int(case, "split"), np.shape(case["ids"])[1]
+    split, length = scalar(case, "split"), np.shape(case["ids"])[1]
     return None if 1 <= split < length else f"the cache holds {split} of {length} tokens"
 
 
@@ -199,32 +185,17 @@ def _top_p(case, margin: float = 1e-5) -> str | None:
     return None
 
 
-def _graded(case, keys, sizes) -> str | None:
-    wrong = [k for k in keys if _int(case, k) != sizes[k]]
-    return f"{wrong[0]} is {_int(case, wrong[0])}, the graded run's is {sizes[wrong[0]]}" if wrong else None
-
-
 def _tokens(key: str, *shape: int):
     def holds(case) -> str | None:
         value = np.asarray(case[key])
         if value.shape != shape:
             return f"{key} is {value.shape}, not {shape} tokens"
-        vocab = _int(case, "vocab_size")
+        vocab = scalar(case, "vocab_size")
         return (
             None
             if value.min() >= 0 and value.max() < vocab
             else f"{key} holds a token outside the {vocab} symbols"
         )
-
-    return holds
-
-
-def _settings_are(expected: dict):
-    def holds(case) -> str | None:
-        for key, value in expected.items():
-            if not np.isclose(float(np.asarray(case[key])), float(value), rtol=1e-12, atol=0):
-                return f"{key} is {np.asarray(case[key]).tolist()}, the text says {value}"
-        return None
 
     return holds
 
@@ -235,7 +206,7 @@ def _gpt_weights(*more) -> tuple:
         floats(GPT_WEIGHTS, "w.*"),
         term(GPT_LAYERS, ("w.*",), _gpt_shapes),
         integers(GPT_ARGUMENTS, GPT_SIZES, 1),
-        term(HEADS_SPLIT, "n_heads", _heads(lambda case: _int(case, "d_model"))),
+        term(HEADS_SPLIT, "n_heads", heads_divide(lambda case: scalar(case, "d_model"))),
         *more,
     )
 
@@ -254,7 +225,7 @@ CONTRACT = {
     ),
     "gpt": _gpt_weights(
         shapes(GPT_INPUTS, ids="batch length", attention_mask="batch length"),
-        integers(TOKEN_EMBEDDING, "ids", 0, lambda case: _int(case, "vocab_size") - 1),
+        integers(TOKEN_EMBEDDING, "ids", 0, lambda case: scalar(case, "vocab_size") - 1),
         term(POSITION_EMBEDDING, "ids", _fits_positions("ids")),
         padding(GPT_MASK, "attention_mask", "either"),
         integers(GPT_CACHE, "split", 1),
@@ -270,12 +241,12 @@ CONTRACT = {
     ),
     "decoding": _gpt_weights(
         shapes(PROMPT, prompt="batch prompt_length"),
-        integers(TOKEN_EMBEDDING, "prompt", 0, lambda case: _int(case, "vocab_size") - 1),
+        integers(TOKEN_EMBEDDING, "prompt", 0, lambda case: scalar(case, "vocab_size") - 1),
         integers(NEW_TOKENS, "max_new_tokens", 1),
         term(
             CONTEXT_LIMIT,
             ("prompt", "max_new_tokens"),
-            _fits_positions("prompt", lambda c: _int(c, "max_new_tokens")),
+            _fits_positions("prompt", lambda c: scalar(c, "max_new_tokens")),
         ),
         floats(TEMPERATURE, "temperature"),
         term(
@@ -283,7 +254,7 @@ CONTRACT = {
             "temperature",
             lambda case: None if case["temperature"] >= 0 else "the temperature is negative",
         ),
-        integers(TOP_K, "top_k", 0, lambda case: _int(case, "vocab_size")),
+        integers(TOP_K, "top_k", 0, lambda case: scalar(case, "vocab_size")),
         floats(TOP_P, "top_p"),
         term(
             TOP_P,
@@ -293,12 +264,12 @@ CONTRACT = {
         integers(SEEDED, "seed", 0),
     ),
     "heldout": _gpt_weights(
-        term(GRADER_GPT, GPT_SIZES, lambda case: _graded(case, GPT_SIZES, LM_SIZES)),
+        term(GRADER_GPT, GPT_SIZES, lambda case: graded(case, GPT_SIZES, LM_SIZES)),
         term(PARITY_IDS, "ids", _tokens("ids", 4, 32)),
         term(
             LM_STEPS,
             ("learning_rate", "weight_decay", "warmup_steps"),
-            _settings_are({k: LM_TRAINING[k] for k in ("learning_rate", "weight_decay", "warmup_steps")}),
+            settings_are({k: LM_TRAINING[k] for k in ("learning_rate", "weight_decay", "warmup_steps")}),
         ),
         term(LM_BATCHES, "batches", _tokens("batches", LM_TRAINING["steps"], LM_TRAINING["batch"], 64)),
         term(LM_BATCHES, "batches", _fits_positions("batches")),

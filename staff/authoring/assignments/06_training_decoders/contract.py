@@ -6,7 +6,18 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from staff.authoring.contract_kit import floats, integers, padding, shapes, term
+from staff.authoring.contract_kit import (
+    floats,
+    graded,
+    heads_divide,
+    integers,
+    mismatched,
+    padding,
+    scalar,
+    settings_are,
+    shapes,
+    term,
+)
 
 from . import recipe as _recipe
 
@@ -64,31 +75,6 @@ S2S_TARGET = "The target is `BOS`, the reversed digits, `EOS`"
 S2S_VOCAB, S2S_MAX_LENGTH, PAD, BOS, EOS, FIRST_DIGIT = 13, 16, 0, 1, 2, 3
 
 
-def _int(case, key: str) -> int:
-    return int(np.asarray(case[key]))
-
-
-def _heads(width_of):
-    """n_heads divides the width (split_heads gives each head width // n_heads)."""
-
-    def holds(case) -> str | None:
-        heads, width = _int(case, "n_heads"), width_of(case)
-        return (
-            None if heads >= 1 and width % heads == 0 else f"d_model {width} is not n_heads {heads} × d_head"
-        )
-
-    return holds
-
-
-def _mismatched(found, expected: dict[str, tuple[int, ...]], prefix: str) -> str | None:
-    found = {k[len(prefix) :]: tuple(np.shape(v)) for k, v in found.items() if k.startswith(prefix)}
-    if set(found) != set(expected):
-        missing, extra = sorted(set(expected) - set(found)), sorted(set(found) - set(expected))
-        return f"the parameters differ from the layer's: missing {missing[:3]}, extra {extra[:3]}"
-    wrong = [k for k in sorted(expected) if found[k] != expected[k]]
-    return f"{prefix}{wrong[0]} is {found[wrong[0]]}, not {expected[wrong[0]]}" if wrong else None
-
-
 def _decoder_layer_shapes(case) -> str | None:
     d, ff = np.shape(case["x"])[-1], np.shape(case["p.linear1.weight"])[0]
     attention = {
@@ -107,12 +93,7 @@ def _decoder_layer_shapes(case) -> str | None:
         "linear2.bias": (d,),
     }
     expected |= {f"norm{i}.{k}": (d,) for i in (1, 2, 3) for k in ("weight", "bias")}
-    return _mismatched(case, expected, "p.")
-
-
-def _graded(case, keys, sizes) -> str | None:
-    wrong = [k for k in keys if _int(case, k) != sizes[k]]
-    return f"{wrong[0]} is {_int(case, wrong[0])}, the graded run's is {sizes[wrong[0]]}" if wrong else None
+    return mismatched(case, expected, "p.")
 
 
 def _digit_rows(key: str, width: int | None = None):
@@ -164,16 +145,6 @@ def _reversed_targets(source_key: str, target_key: str):
     return holds
 
 
-def _settings_are(expected: dict):
-    def holds(case) -> str | None:
-        for key, value in expected.items():
-            if not np.isclose(float(np.asarray(case[key])), float(value), rtol=1e-12, atol=0):
-                return f"{key} is {np.asarray(case[key]).tolist()}, the text says {value}"
-        return None
-
-    return holds
-
-
 def _steps(key: str, steps: int, *rest: int):
     def holds(case) -> str | None:
         shape = np.shape(case[key])
@@ -203,7 +174,7 @@ def _teacher_input(case) -> str | None:
 
 
 def _seq2seq_shapes(case) -> str | None:
-    d, heads, layers = (_int(case, k) for k in ("d_model", "n_heads", "n_layers"))
+    d, heads, layers = (scalar(case, k) for k in ("d_model", "n_heads", "n_layers"))
     nn = torch.nn
     with torch.random.fork_rng(
         devices=[]
@@ -219,7 +190,7 @@ def _seq2seq_shapes(case) -> str | None:
             ]
         )
         model.head = nn.Linear(d, S2S_VOCAB)
-    return _mismatched(case, {k: tuple(v.shape) for k, v in model.state_dict().items()}, "w.")
+    return mismatched(case, {k: tuple(v.shape) for k, v in model.state_dict().items()}, "w.")
 
 
 CONTRACT = {
@@ -235,7 +206,7 @@ CONTRACT = {
         floats(LAYER_PARAMS, "p.*"),
         term(IN_PROJ, "p.*", _decoder_layer_shapes),
         integers(HEADS_SPLIT, "n_heads", 1),
-        term(HEADS_SPLIT, "n_heads", _heads(lambda case: np.shape(case["x"])[-1])),
+        term(HEADS_SPLIT, "n_heads", heads_divide(lambda case: np.shape(case["x"])[-1])),
         padding(SELF_PADDING, "x_padding", "either"),
         padding(MEMORY_PADDING, "memory_padding", "either"),
     ),
@@ -249,7 +220,7 @@ CONTRACT = {
             lambda case: None if np.shape(case["ids"])[1] >= 2 else "ids is one token long",
         ),
         shapes(NGRAM, train_ids="train_length", val_ids="val_length"),
-        integers(NGRAM, ("train_ids", "val_ids"), 0, lambda case: _int(case, "vocab_size") - 1),
+        integers(NGRAM, ("train_ids", "val_ids"), 0, lambda case: scalar(case, "vocab_size") - 1),
         integers(NGRAM, "vocab_size", 1),
         term(
             NGRAM,
@@ -263,7 +234,7 @@ CONTRACT = {
         term(
             GRADER_S2S,
             ("d_model", "n_heads", "n_layers"),
-            lambda c: _graded(c, ("d_model", "n_heads", "n_layers"), graded_sizes()["s2s"]),
+            lambda c: graded(c, ("d_model", "n_heads", "n_layers"), graded_sizes()["s2s"]),
         ),
         shapes(
             S2S_INPUTS,
@@ -296,7 +267,7 @@ CONTRACT = {
         term(
             S2S_STEPS,
             ("learning_rate", "warmup_steps"),
-            _settings_are(
+            settings_are(
                 {
                     "learning_rate": graded_sizes()["s2s_training"]["learning_rate"],
                     "warmup_steps": S2S_TRAINING["warmup_steps"],
