@@ -247,24 +247,34 @@ def test_ta_grades_a_free_text_answer_and_moves_on(page, server, graded_course, 
         assert gb.find_submission(ASSIGNMENT, STUDENT).score == 44 + 5.5
 
 
-DECODER = "05_decoder"  # its question refers to a cell (course.refers_to): the cache's speed-up
+#: Assignments whose questions refer to cells (course.refers_to): each question and the cell it reads.
+#: 05's timing and 06's generated text and attention figure only teach, so graded runs leave them out.
+OWN_RUN_QUESTIONS = {
+    "05_decoder": (("q_cache", "cache_speed"),),
+    "06_training_decoders": (("q_temperature", "samples"), ("q_pattern", "plot_attention")),
+}
 
 
-@pytest.fixture
-def own_run(graded_course):
-    """The ``correct`` sample of assignment 5 as a student hands it in after running it with the
-    full settings (samples are submitted without outputs): its own timings up to 500 tokens and
-    their figure in the cell the question names. Put back as it was afterwards."""
+def _figure() -> dict:
     from matplotlib.figure import Figure
 
-    path = graded_course.submitted / STUDENT / DECODER / f"{DECODER}.ipynb"
-    original = path.read_bytes()
-    nb = nbformat.read(path, as_version=4)
     fig, png = Figure(figsize=(8, 3), dpi=50), io.BytesIO()  # 400 x 150 pixels, saved as a notebook does
     fig.add_subplot().plot([32, 500], [1.8, 19.0], "o-", color="tab:green")
     fig.savefig(png, format="png")
-    figure = {"image/png": base64.b64encode(png.getvalue()).decode(), "text/plain": "<Figure size 400x150>"}
-    # The numbers its answer quotes.
+    return {"image/png": base64.b64encode(png.getvalue()).decode(), "text/plain": "<Figure size 400x150>"}
+
+
+@pytest.fixture
+def own_run(graded_course, request):
+    """The ``correct`` sample of an assignment as a student hands it in after running it with the
+    full settings (samples are submitted without outputs): its own timings up to 500 tokens, or its
+    own generated text, and figures in the cells the questions name. Put back as it was afterwards."""
+    assignment = request.param
+    path = graded_course.submitted / STUDENT / assignment / f"{assignment}.ipynb"
+    original = path.read_bytes()
+    nb = nbformat.read(path, as_version=4)
+    figure = _figure()
+    # The numbers and text its answers quote (samples/<assignment>/correct.py).
     own = {
         "cache_speed": [
             nbformat.v4.new_output("display_data", data=figure),
@@ -277,37 +287,54 @@ def own_run(graded_course):
                 ),
             ),
         ],
+        "samples": [
+            nbformat.v4.new_output(
+                "stream",
+                name="stdout",
+                text=(
+                    "--- temperature 0 (greedy):\nLOVE, n.  A the the the sore of the sore of the sore\n"
+                    "--- temperature 1.5:\nLOVE, n.  Lqx, vhe'z oorT,, plansn\n"
+                ),
+            )
+        ],
+        "plot_attention": [nbformat.v4.new_output("display_data", data=figure)],
     }
+    own = {cell: own[cell] for _, cell in OWN_RUN_QUESTIONS[assignment]}
     for cell in nb.cells:
         if course_dir.nbgrader(cell).get("grade_id") in own:
             cell.outputs = own[course_dir.nbgrader(cell)["grade_id"]]
     nbformat.write(nb, path)
-    yield own
+    yield assignment, own
     path.write_bytes(original)
 
 
+@pytest.mark.parametrize("own_run", sorted(OWN_RUN_QUESTIONS), indirect=True)
 def test_ta_sees_the_students_own_outputs_beside_the_graded_run(page, server, graded_course, own_run, shots):
     """Under a free-text answer about the student's own numbers, the outputs the student submitted
     for the cells the question names, labelled, beside what the grader's smaller run printed (or its
     note that it left a cell that only teaches out)."""
-    page.goto(f"{server[0].url}/formgrader/gradebook/{DECODER}/{DECODER}")
+    assignment, own = own_run
+    questions = OWN_RUN_QUESTIONS[assignment]
+    page.goto(f"{server[0].url}/formgrader/gradebook/{assignment}/{assignment}")
     page.wait_for_selector("table a", timeout=30_000)
     links = page.eval_on_selector_all(
         "table a", "els => els.map(e => [e.textContent.trim(), e.getAttribute('href')])"
     )
     page.problems.clear()
     page.goto(server[0].url + next(h for text, h in links if text == NAME))
-    page.wait_for_selector("#q_cache", timeout=30_000)
-    graded = nbformat.read(graded_course.autograded / STUDENT / DECODER / f"{DECODER}.ipynb", as_version=4)
+    page.wait_for_selector(f"#{questions[0][0]}", timeout=30_000)
+    graded = nbformat.read(
+        graded_course.autograded / STUDENT / assignment / f"{assignment}.ipynb", as_version=4
+    )
     graded_text = {
         course_dir.nbgrader(c).get("grade_id"): "".join(o.get("text", "") for o in c.outputs)
         for c in graded.cells
         if c.cell_type == "code"
     }
-    # the timing only teaches: graded runs leave it out (a note in its place), so the table the
-    # answer quotes is the student's own, shown beside the note
-    assert graded_text["cache_speed"] == skipping.NOTE
-    for question, cell in (("q_cache", "cache_speed"),):
+    for question, cell in questions:
+        # the cell only teaches: graded runs leave it out (a note in its place), so what the answer
+        # quotes is the student's own, shown beside the note
+        assert graded_text[cell] == skipping.NOTE, cell
         # The answer's cell, then its model answer, then what the student submitted.
         after = page.evaluate(
             "id => { const model = document.getElementById(id).closest('.cell').nextElementSibling;"
@@ -336,15 +363,17 @@ def test_ta_sees_the_students_own_outputs_beside_the_graded_run(page, server, gr
             " return {x: r.left, y: r.top, width: r.width}; })"
         )
         assert abs(left["y"] - right["y"]) < 2 and left["x"] + left["width"] <= right["x"], (left, right)
-        own_text = "".join(o.get("text", "") for o in own_run[cell])
+        own_text = "".join(o.get("text", "") for o in own[cell])
         for line in filter(None, own_text.splitlines()):
             assert line.strip() in mine.inner_text()
         if graded_text[cell].strip():
             assert graded_text[cell].strip().splitlines()[-1].strip() in theirs.inner_text()
-        assert "500 tokens" not in theirs.inner_text()
-        if "image/png" in str(own_run[cell]):  # the student's figure is decoded and drawn
+        assert "500 tokens" not in theirs.inner_text() and "Lqx, vhe'z" not in theirs.inner_text()
+        if "image/png" in str(own[cell]):  # the student's figure is decoded and drawn
             assert mine.locator("img").evaluate("img => img.complete && img.naturalWidth") == 400
     assert not page.problems, page.problems
+    if assignment != "05_decoder":
+        return
     # In view once formgrade.js has loaded the grades and finished its scroll to the first box.
     page.wait_for_function(
         "formgrader.grades && formgrader.grades.loaded && window.MathJax && MathJax.loaded"
