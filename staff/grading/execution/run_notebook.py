@@ -45,25 +45,40 @@ del _course_warm
 """
 
 
+#: Packages whose ``__init__`` this process skips, and the names their modules take from those
+#: ``__init__``s (each from the module that defines it). nbgrader's load its Jupyter server extensions
+#: and every other preprocessor (with the gradebook's SQLAlchemy models); nbconvert's load every
+#: exporter and filter (jinja2, mistune, bleach, BeautifulSoup). Together that was most of the CPU
+#: this process spent importing, once per graded notebook, on cores the kernels share: 0.34 s for
+#: nbconvert's alone (docs/scaling.md).
+SKIPPED_INITS = {
+    "nbconvert": {},
+    "nbconvert.exporters": {},
+    "nbconvert.preprocessors": {
+        "Preprocessor": "nbconvert.preprocessors.base",
+        "ExecutePreprocessor": "nbconvert.preprocessors.execute",
+        "CellExecutionError": "nbconvert.preprocessors.execute",
+    },
+    "nbgrader": {},
+    "nbgrader.preprocessors": {"NbGraderPreprocessor": "nbgrader.preprocessors.base"},
+}
+
+
 def nbgrader_execute() -> type:
     """nbgrader's own ``Execute`` preprocessor, imported without running the ``__init__`` of the
-    ``nbgrader`` and ``nbgrader.preprocessors`` packages: those load nbgrader's Jupyter server
-    extensions and every other preprocessor (with the gradebook's SQLAlchemy models), which this
-    process never uses. That was nearly half the CPU time it spent importing, once per graded
-    notebook, on cores the kernels share (docs/scaling.md). The class and its module are nbgrader's,
-    unchanged; this process imports nothing else of nbgrader's."""
-    for name in ("nbgrader", "nbgrader.preprocessors"):
+    packages in :data:`SKIPPED_INITS`, which this process never uses. The classes and their modules
+    are nbgrader's and nbconvert's, unchanged; this process imports nothing else of either."""
+    for name in SKIPPED_INITS:
         if name not in sys.modules:
             package = importlib.util.module_from_spec(importlib.util.find_spec(name))  # __path__ set, not run
             sys.modules[name] = package
             parent, _, child = name.rpartition(".")
             if parent:
                 setattr(sys.modules[parent], child, package)
-    # what execute.py takes from its package's __init__
-    preprocessors = sys.modules["nbgrader.preprocessors"]
-    if not hasattr(preprocessors, "NbGraderPreprocessor"):
-        base = importlib.import_module("nbgrader.preprocessors.base")
-        preprocessors.NbGraderPreprocessor = base.NbGraderPreprocessor
+    for name, taken in SKIPPED_INITS.items():
+        for attribute, module in taken.items():
+            if not hasattr(sys.modules[name], attribute):
+                setattr(sys.modules[name], attribute, getattr(importlib.import_module(module), attribute))
     return importlib.import_module("nbgrader.preprocessors.execute").Execute
 
 

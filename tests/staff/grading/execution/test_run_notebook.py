@@ -1,6 +1,7 @@
 """The runner (a process per submission, run_notebook.py) imports nbgrader's own ``Execute``
-without nbgrader's package ``__init__``s, which load its Jupyter server extensions and every
-other preprocessor: CPU it spent again for every graded notebook."""
+without nbgrader's and nbconvert's package ``__init__``s, which load nbgrader's Jupyter server
+extensions and every other preprocessor, and nbconvert's exporters and filters: CPU it spent again
+for every graded notebook."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ print(json.dumps({
     "is_execute_preprocessor": issubclass(Execute, ExecutePreprocessor),
     "loaded": sorted(m for m in sys.modules if m.startswith("nbgrader")),
     "server": sorted(m for m in sys.modules if m.startswith("jupyter_server")),
+    "rendering": sorted(m for m in sys.modules if m.startswith(("nbconvert.filters", "nbconvert.exporters.templateexporter", "jinja2", "mistune", "bleach", "bs4"))),
 }))
 """
 
@@ -35,6 +37,7 @@ def test_the_runner_gets_nbgraders_execute_without_its_server_extensions():
     assert not [m for m in found["loaded"] if m.startswith(("nbgrader.server_extensions", "nbgrader.api"))]
     assert "nbgrader.preprocessors.saveautogrades" not in found["loaded"]
     assert not found["server"]
+    assert not found["rendering"]
 
 
 def test_the_warm_up_loads_what_a_from_import_takes_and_binds_no_name():

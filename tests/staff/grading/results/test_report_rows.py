@@ -1,6 +1,7 @@
 """The score table's rows (report.rows, which the demo's table, the report, the export and feedback
-read) come from one query over the gradebook; nbgrader's own objects, walked one submission at a
-time, must give the same points, before and after a TA grades a written answer."""
+read) and the report's pass rate per test come from one query over the gradebook; nbgrader's own
+objects, walked one submission at a time, must give the same points and rates, before and after a
+TA grades by hand."""
 
 from __future__ import annotations
 
@@ -33,6 +34,22 @@ def _nbgraders_own(course) -> dict[tuple[str, str], tuple[float, float, float]]:
         }
 
 
+def _nbgraders_pass_rates(course) -> dict[str, dict[str, tuple[int, int]]]:
+    rates: dict[str, dict[str, tuple[int, int]]] = {}
+    with Gradebook(course.db_url) as gb:
+        for assignment in gb.assignments:
+            for submission in assignment.submissions:
+                for notebook in submission.notebooks:
+                    for grade in notebook.grades:
+                        if grade.cell_type == "code" and grade.auto_score is not None:
+                            full, graded_ = rates.setdefault(assignment.name, {}).get(grade.name, (0, 0))
+                            rates[assignment.name][grade.name] = (
+                                full + (grade.score >= grade.max_score),
+                                graded_ + 1,
+                            )
+    return rates
+
+
 def _rows(course) -> dict[tuple[str, str], tuple[float, float, float]]:
     return {
         (r.student, r.assignment): (r.auto_score, r.auto_max, r.manual_pending)
@@ -40,10 +57,11 @@ def _rows(course) -> dict[tuple[str, str], tuple[float, float, float]]:
     }
 
 
-def test_rows_agree_with_nbgraders_own_scores_before_and_after_a_ta_grades(graded_course, tmp_path):
+def test_rows_and_pass_rates_agree_with_nbgraders_own_before_and_after_a_ta_grades(graded_course, tmp_path):
     course = graded.copy(graded_course.root, tmp_path / "course")  # its own: a TA grades in it
     before = _rows(course)
     assert before == _nbgraders_own(course) and len(before) > 1
+    assert report.test_pass_rates(course) == _nbgraders_pass_rates(course)
     assert any(pending for _, _, pending in before.values()) and any(auto for auto, _, _ in before.values())
     # A TA grades one written answer (as the formgrader saves it) and one code cell by hand.
     with Gradebook(course.db_url) as gb:
@@ -56,4 +74,5 @@ def test_rows_agree_with_nbgraders_own_scores_before_and_after_a_ta_grades(grade
         gb.db.commit()
     after = _rows(course)
     assert after == _nbgraders_own(course)
+    assert report.test_pass_rates(course) == _nbgraders_pass_rates(course)
     assert {key for key in after if after[key] != before[key]} == changed
