@@ -85,6 +85,11 @@ def assignments() -> list[str]:
     return sorted(p.name for p in SOURCE.iterdir() if (p / f"{p.name}.ipynb").is_file())
 
 
+def with_notebooks(folder: Path) -> set[str]:
+    """The subfolders of ``folder`` that hold notebooks: what nbgrader's assignment glob ``*`` matches there."""
+    return {path.parent.name for path in folder.glob("*/*.ipynb")}
+
+
 def source_notebook(assignment: str) -> Path:
     return SOURCE / assignment / f"{assignment}.ipynb"
 

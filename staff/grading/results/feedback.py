@@ -226,7 +226,13 @@ def feedback(
         if complete:
             raise ManualGradesPending(message + ", then run make feedback again. No feedback was written")
         print(f"feedback: warning: {message}, or make feedback COMPLETE=1 to refuse until they are graded")
-    for assignment in assignments:
-        if any(course.autograded.glob(f"*/{assignment}")):
-            nbgrader_cli.run("generate_feedback", assignment, "--force", "--log-level=WARN", course=course)
+    graded = {p.name for p in course.autograded.glob("*/*") if p.is_dir()}
+    nbgrader_cli.each_assignment(
+        "generate_feedback",
+        [a for a in assignments if a in graded],
+        graded,
+        "--force",
+        "--log-level=WARN",
+        course=course,
+    )
     return pending
