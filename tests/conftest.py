@@ -49,7 +49,7 @@ def pytest_collection_modifyitems(items):
     for item in graded:
         item.add_marker(pytest.mark.xdist_group(f"graded_course:{item.module.__name__}"))
     # Both test processes reach these groups at about the same time, at the end of the run: the
-    # modules that drive a browser (a Jupyter server, page after page: 97 s of the last 110 here)
+    # modules that drive a browser (a Jupyter server, page after page: the formgrader's 97 s of one process's last 106 here)
     # go out first, so the other process takes the rest beside them instead of after them.
     in_browser = {item.module for item in graded if "browser" in item.fixturenames}
     graded.sort(key=lambda item: item.module not in in_browser)  # stable: each module's order kept
