@@ -247,12 +247,15 @@ def _offline_distilbert(
     return model
 
 
-def load_encoder(dtype: torch.dtype = torch.float32, attn_implementation: str = "eager") -> DistilBertModel:
+def load_encoder(
+    dtype: torch.dtype = torch.float32, attn_implementation: str = "eager", layers: int | None = None
+) -> DistilBertModel:
     """The pretrained DistilBERT encoder, in eval mode (no dropout, so outputs are reproducible).
 
     Offline: all-MiniLM-L6-v2 converted exactly (6 layers, dim 384, 12 heads). Online: the encoder
     :data:`HUB_ENCODER` (6 layers, dim 768, 12 heads). Notebooks must read sizes from
-    ``model.config`` rather than assume either.
+    ``model.config`` rather than assume either. ``layers``: only the first ``layers`` of its layers
+    (the pretrained embeddings and blocks, the rest dropped), for a test that runs a loop on it briefly.
     """
     _quiet()
     if is_online():
@@ -261,6 +264,11 @@ def load_encoder(dtype: torch.dtype = torch.float32, attn_implementation: str = 
         )
     else:
         model = _offline_distilbert(DistilBertModel, dtype, attn_implementation)
+    if layers is not None:
+        if not 1 <= layers <= model.config.n_layers:
+            raise ValueError(f"layers={layers}: the encoder has {model.config.n_layers}")
+        del model.transformer.layer[layers:]
+        model.config.n_layers = model.transformer.n_layers = layers
     return model.eval()
 
 

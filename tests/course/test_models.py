@@ -88,6 +88,20 @@ def test_converted_encoder_reproduces_bert(batch, dtype, tolerance):
         assert error <= tolerance, f"{name}: max abs difference {error:.3g} > {tolerance:g} ({dtype})"
 
 
+def test_an_encoder_cut_to_its_first_layers_is_those_layers(batch):
+    """``layers=2`` (assignment 4's hidden run): the pretrained embeddings and first two blocks,
+    computing exactly what they compute inside the whole encoder; a count it has not is refused."""
+    whole, cut = models.load_encoder(dtype=torch.float64), models.load_encoder(dtype=torch.float64, layers=2)
+    assert (cut.config.n_layers, len(cut.transformer.layer), cut.training) == (2, 2, False)
+    with torch.no_grad():
+        inside = whole(batch.input_ids, batch.attention_mask, output_hidden_states=True).hidden_states[2]
+        alone = cut(batch.input_ids, batch.attention_mask).last_hidden_state
+    assert torch.equal(inside, alone)
+    for layers in (0, 7):
+        with pytest.raises(ValueError, match=f"layers={layers}: the encoder has 6"):
+            models.load_encoder(layers=layers)
+
+
 def test_any_bert_converts(monkeypatch):
     """A random tiny BERT with other sizes, activation and pad id converts exactly too."""
     torch.manual_seed(0)
