@@ -33,6 +33,9 @@ from pathlib import Path
 OTHER_CPU = {"ATEN_CPU_CAPABILITY": "default"}
 
 FOLDER = "graded-course"
+#: Beside the build: release/ and the gradebook as nbgrader generated them, before any submission
+#: (conftest's ``released``: every test process copies them instead of running nbgrader again).
+RELEASED = "released"
 
 
 def folder(config) -> Path:
@@ -82,10 +85,38 @@ def stop(config) -> None:
             pass
 
 
+def _alive(pid: int) -> bool:
+    import psutil
+
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
+
+
+def take_release(config, root: Path) -> bool:
+    """Copy the build's release/ and gradebook into the course at ``root`` once it has generated
+    them (seconds after it starts); False, and nothing copied, if no build runs in this session or
+    it stopped before (the caller then generates its own)."""
+    shared = folder(config)
+    try:
+        pid = int((shared / "pid").read_text())
+    except (FileNotFoundError, ValueError):  # no build, or its starter has not written the pid yet
+        return False
+    while not (shared / RELEASED).exists():
+        if (shared / "failed").exists() or not _alive(pid):
+            if not (shared / RELEASED).exists():  # (written just before it stopped, or never)
+                return False
+            break
+        time.sleep(0.2)
+    shutil.copytree(shared / RELEASED / "release", root / "release")
+    shutil.copy2(shared / RELEASED / "gradebook.db", root / "gradebook.db")
+    return True
+
+
 def finished(config, every: float = 1.0) -> Path:
     """The finished course, once the build is done (it fails the test, with the build's log, if
     the build failed or died)."""
-    import psutil
     import pytest
 
     shared = folder(config)
@@ -95,11 +126,7 @@ def finished(config, every: float = 1.0) -> Path:
             pytest.fail(
                 f"building the graded course failed:\n{(shared / 'failed').read_text()}", pytrace=False
             )
-        try:
-            alive = psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
-        except psutil.NoSuchProcess:
-            alive = False
-        if not alive and not (shared / "done").exists():
+        if not _alive(pid) and not (shared / "done").exists():
             log = (shared / "build.log").read_text()[-3000:]
             pytest.fail(
                 f"the graded course's build stopped without finishing; its log ends:\n{log}", pytrace=False
@@ -128,6 +155,10 @@ def build(root: Path) -> None:
     (root / "source").symlink_to(course_dir.SOURCE, target_is_directory=True)
     graded = CourseDir(root)
     release.generate(course=graded)
+    staging = root.parent / f"{RELEASED}.partial"  # renamed when whole: a reader sees all or nothing
+    shutil.copytree(graded.release, staging / "release")
+    shutil.copy2(graded.gradebook, staging / "gradebook.db")
+    staging.rename(root.parent / RELEASED)
     samples.copy_to_submitted(course=graded)
     admin.import_roster(samples.ROSTER, graded)
     # One submission per core (one thread each), as `make autograde` does on this machine: the
