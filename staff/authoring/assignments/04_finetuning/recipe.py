@@ -27,20 +27,21 @@ exact and fast and one broken exercise does not fail the others:
 - ``analyser``: a ``BagOfWords`` over the real tokenizer's ids (hashed into a small vocabulary),
   sentences stored as UTF-8 bytes, thresholds and max lengths, expected probabilities and labels.
 
-- ``training_steps`` (hidden only): the loop on the real model, briefly. The notebook's ``SentimentClassifier`` on
-  the pretrained encoder's first two layers (of six) with its word embeddings frozen
-  (``models.load_encoder(attn_implementation="sdpa", layers=2)``, in eval mode as ``from_pretrained``
-  returns it: the loop is what is graded, and AdamW's update of the 30,522 x 384 embedding matrix and
-  the other four layers were three quarters of a step's time), with saved weights of ``W_hy``;
-  ``train`` for one epoch of ``steps`` saved batches (each padded to its own longest sentence, as the notebook's collator does) with
-  ``eval_every=None``, torch's generator seeded with ``seed`` right before (dropout's masks), and the
-  ``unseen`` batch as the validation loader. The sentences are the 128 review sentences written for
-  the course that never ship (``staff/authoring/heldout/sentiment.tsv``): 64 to train on, 32 others
-  (``unseen_*``) for the logits. Outputs: each step's loss, the trained model's logits on the unseen
-  batch (eval mode), and ``progress``: ``W_hy`` (weight, then bias, flattened) where training starts
-  and where it ends, a prerequisite judged outside the kernel as for ``train``. Every loader has a
-  generator of its own, so iterating one draws nothing from torch's global generator: the only draws
-  after the seed are dropout's, in the order of the forward passes.
+- ``training_steps`` (hidden only): the loop on the real model, briefly. The notebook's
+  ``SentimentClassifier`` on the pretrained encoder's first two layers (of six) with its word embeddings
+  frozen (``models.load_encoder(attn_implementation="sdpa", layers=2)``, in eval mode as
+  ``from_pretrained`` returns it: the loop is what is graded, and AdamW's update of the 30,522 x 384
+  embedding matrix and the other four layers were three quarters of a step's time), with saved weights
+  of ``W_hy``; ``train`` for one epoch of ``steps`` saved batches (each padded to its own longest
+  sentence, as the notebook's collator does) with ``eval_every=None``, torch's generator seeded with
+  ``seed`` right before (dropout's masks), and the ``unseen`` batch as the validation loader. The
+  sentences are the 128 review sentences written for the course that never ship
+  (``staff/authoring/heldout/sentiment.tsv``): 64 to train on, 32 others (``unseen_*``) for the logits.
+  Outputs: each step's loss, the trained model's logits on the unseen batch (eval mode), and
+  ``progress``: ``W_hy`` (weight, then bias, flattened) where training starts and where it ends, a
+  prerequisite judged outside the kernel as for ``train``. Every loader has a generator of its own, so
+  iterating one draws nothing from torch's global generator: the only draws after the seed are
+  dropout's, in the order of the forward passes.
 
 Hidden cases differ from the public ones in every size and setting.
 """
