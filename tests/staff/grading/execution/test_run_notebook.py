@@ -81,3 +81,27 @@ def test_the_warm_up_loads_what_a_from_import_takes_and_binds_no_name():
     assert done.returncode == 0, done.stderr[-2000:]
     bound, model_loaded, submodule_loaded = json.loads(done.stdout.strip().splitlines()[-1])
     assert bound == [] and model_loaded and submodule_loaded
+
+
+def test_a_kernels_openmp_threads_are_the_jobs_and_wait_asleep(tmp_path):
+    """A graded kernel shares its cores (with the next kernel warming up, with other workers'): its
+    OpenMP threads are as many as the job says, and wait at a barrier asleep instead of spinning on
+    a core another kernel needs (worker.Runner)."""
+    import nbformat
+
+    from staff.grading.execution import worker
+
+    view = tmp_path / "view"
+    view.mkdir()
+    nb = nbformat.v4.new_notebook(
+        cells=[
+            nbformat.v4.new_code_cell(
+                "import os\nprint(os.environ.get('OMP_NUM_THREADS'), os.environ.get('OMP_WAIT_POLICY'))"
+            )
+        ]
+    )
+    job = worker.Job("threads", "01_attention", nbformat.writes(nb), 120, 120, 4 << 30, threads=2)
+    result = worker.execute(worker.Bundle.pack(view), job)
+    assert result.error is None, result.error
+    (cell,) = nbformat.reads(result.notebook, as_version=4).cells
+    assert [o.get("text", "").split() for o in cell.outputs] == [["2", "PASSIVE"]]
