@@ -181,7 +181,7 @@ class Runner:
             MKL_NUM_THREADS=str(threads),
             # A kernel shares its cores with the next one warming up (and, in a cluster, with other
             # workers' kernels): OpenMP threads that spin at each barrier while another process holds
-            # a core took assignment 4's hidden run from 0.94 s to 1.71 s with 2 threads. Waiting
+            # a core took assignment 4's hidden run from 0.97 s to 1.71 s with 2 threads. Waiting
             # passively changes no value (the same threads split the same work) and costs 0.08 s idle.
             OMP_WAIT_POLICY="PASSIVE",
             MPLBACKEND="Agg",
